@@ -1,0 +1,2 @@
+export declare const chromiumArgs: string[];
+export declare function findChromium(): Promise<string | undefined>;

@@ -1,0 +1,5 @@
+/**
+ * leasehold/browser: the OPFS host worker and its page-side client (being built; see the issue
+ * "The browser host").
+ */
+export {};

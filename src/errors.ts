@@ -1,0 +1,85 @@
+/**
+ * Errors leasehold raises on purpose. Callers branch on the class (`instanceof`) or, where
+ * classes do not survive (postMessage, logs), on the stable `code` string.
+ *
+ * Invalid arguments are not LeaseholdErrors: they are plain `TypeError` (wrong type) or
+ * `RangeError` (right type, bad value) naming the argument, raised before anything is written.
+ */
+
+/** Stable codes of {@link LeaseholdError}; new codes may be added, existing ones never change meaning. */
+export type LeaseholdErrorCode =
+  | 'LEASE_LOST'
+  | 'STORE_CONFLICT'
+  | 'NOT_FOUND'
+  | 'CLOSED'
+  | 'STORAGE_FULL'
+  | 'STORAGE_CORRUPT'
+  | 'STORAGE_BUSY'
+  | 'STORAGE_UNAVAILABLE'
+  | 'STORAGE_FAILED';
+
+/** The base class of every error leasehold raises on purpose. `cause` keeps the original error, if any. */
+export class LeaseholdError extends Error {
+  override name = 'LeaseholdError';
+  readonly code: LeaseholdErrorCode;
+
+  constructor(code: LeaseholdErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/**
+ * The lease `(seq, attempt)` no longer holds its message: the message was claimed again after
+ * the lease ran out, was acked, released by `nack(0)` or parked. Nothing was changed.
+ * The caller must drop the work it did under this lease (another worker owns it now).
+ */
+export class LeaseLostError extends LeaseholdError {
+  override name = 'LeaseLostError';
+
+  constructor(
+    readonly seq: number,
+    readonly attempt: number,
+    readonly groupId: string,
+  ) {
+    super(
+      'LEASE_LOST',
+      `lease ${seq}#${attempt} of group ${JSON.stringify(groupId)} is no longer held: ` +
+        'the message was acked, released, parked or claimed again after the lease ran out',
+    );
+  }
+}
+
+/**
+ * Optimistic concurrency failed: the stored execution is at version `found`, but the writer
+ * held version `expected`. Nothing was written; reload the execution and retry, or drop the work.
+ */
+export class StoreConflictError extends LeaseholdError {
+  override name = 'StoreConflictError';
+
+  constructor(
+    readonly executionId: string,
+    readonly expected: number,
+    readonly found: number,
+  ) {
+    super(
+      'STORE_CONFLICT',
+      `execution ${JSON.stringify(executionId)} is at version ${found}, not ${expected}: ` +
+        'another writer committed first; reload and retry',
+    );
+  }
+}
+
+/** The underlying storage failed (full, corrupt, locked, unavailable). The transaction was rolled back whole. */
+export class StorageError extends LeaseholdError {
+  override name = 'StorageError';
+}
+
+/** A call on a transport, store or database after its `close()`. */
+export class ClosedError extends LeaseholdError {
+  override name = 'ClosedError';
+
+  constructor(what: string) {
+    super('CLOSED', `${what} is closed`);
+  }
+}

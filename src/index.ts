@@ -1,0 +1,11 @@
+/**
+ * leasehold: durable, lease-based work queues and execution state for the browser (WASM SQLite
+ * on OPFS), edge runtimes, Node, and memory. This entry holds the contracts, the errors, the
+ * clock, the in-memory and SQL backends and the runtime; it loads no SQLite package itself
+ * (the drivers live in `leasehold/sqlite-wasm` and `leasehold/better-sqlite3`).
+ */
+export { ClosedError, LeaseholdError, LeaseLostError, StorageError, StoreConflictError } from './errors.js';
+export type { LeaseholdErrorCode } from './errors.js';
+export { ManualClock, systemClock } from './clock.js';
+export type { Clock } from './clock.js';
+export type { SqlDatabase, SqlRow, SqlStatement, SqlValue } from './sqlite/driver.js';

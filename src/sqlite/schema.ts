@@ -1,0 +1,130 @@
+/**
+ * The leasehold schema, for the transport and the store together: the browser host keeps both
+ * in one database file, so one numbered, forward-only migration list (tracked in
+ * `PRAGMA user_version`) avoids two components fighting over one version number. Every table
+ * is prefixed `lh_` so leasehold can share a database with an application's own tables.
+ * @internal
+ */
+import { StorageError } from '../errors.js';
+import type { SqlDatabase } from './driver.js';
+
+/** Each entry moves the schema from version i to i + 1. Never edit a released entry; append. */
+const migrations: readonly string[] = [
+  // 1: the transport. Times are integer milliseconds from the injected clock.
+  `
+  CREATE TABLE lh_messages (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT, -- FIFO order within a group, and half of a lease
+    group_id    TEXT    NOT NULL,
+    event       TEXT    NOT NULL,                  -- JSON
+    key         TEXT,                              -- idempotency key, unique per group while queued
+    locked_by   TEXT,                              -- holder's worker id while leased; NULL when free or parked
+    lock_expiry INTEGER,                           -- end of the lease or park; NULL when free
+    attempt     INTEGER NOT NULL DEFAULT 0         -- claims so far: the other half of a lease (fencing)
+  );
+  CREATE INDEX lh_messages_by_group ON lh_messages (group_id, seq);
+  CREATE UNIQUE INDEX lh_messages_by_key ON lh_messages (group_id, key) WHERE key IS NOT NULL;
+
+  CREATE TABLE lh_groups (
+    group_id     TEXT    PRIMARY KEY,
+    priority     INTEGER NOT NULL,                 -- set by the publish that created the group
+    claim_order  INTEGER NOT NULL DEFAULT 0,       -- value of the claim counter at its last claim; 0 = never
+    first_seq    INTEGER NOT NULL,                 -- seq that created the group: breaks ties among never-claimed groups
+    locked_until INTEGER                           -- lock_expiry of its head while leased or parked; NULL when the head is free
+  ) WITHOUT ROWID;
+  -- The claim visits free groups in round-robin order through this partial index, and groups
+  -- whose lease or park ran out through the next one: neither scan grows with the backlog.
+  CREATE INDEX lh_groups_free ON lh_groups (claim_order, first_seq) WHERE locked_until IS NULL;
+  CREATE INDEX lh_groups_locked ON lh_groups (locked_until) WHERE locked_until IS NOT NULL;
+
+  CREATE TABLE lh_dead_letters (
+    seq      INTEGER PRIMARY KEY,
+    group_id TEXT    NOT NULL,
+    priority INTEGER NOT NULL,
+    event    TEXT    NOT NULL,
+    attempt  INTEGER NOT NULL,
+    dead_at  INTEGER NOT NULL
+  );
+
+  CREATE TABLE lh_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+  INSERT INTO lh_counters (name, value) VALUES ('claim', 0);
+  `,
+  // 2: the execution store.
+  `
+  CREATE TABLE lh_executions (
+    id      TEXT    PRIMARY KEY,
+    version INTEGER NOT NULL,
+    body    TEXT    NOT NULL                       -- the execution as JSON, version excluded
+  ) WITHOUT ROWID;
+
+  CREATE TABLE lh_outbox (
+    seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+    target_id TEXT,
+    event     TEXT NOT NULL
+  );
+
+  CREATE TABLE lh_processed (
+    execution_id TEXT NOT NULL,
+    event_id     TEXT NOT NULL,
+    PRIMARY KEY (execution_id, event_id)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE lh_timers (
+    execution_id TEXT NOT NULL,
+    path         TEXT NOT NULL,
+    fire_at      REAL NOT NULL,
+    PRIMARY KEY (execution_id, path)
+  ) WITHOUT ROWID;
+  CREATE INDEX lh_timers_by_fire_at ON lh_timers (fire_at);
+
+  CREATE TABLE lh_spawns (
+    seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+    parent_id TEXT NOT NULL,
+    child_id  TEXT NOT NULL,
+    root_path TEXT NOT NULL,
+    context   TEXT NOT NULL
+  );
+
+  CREATE TABLE lh_trace (
+    execution_id TEXT    NOT NULL,
+    position     INTEGER NOT NULL,                 -- the store's own monotonic counter; trimming deletes the lowest
+    step         TEXT    NOT NULL,                 -- JSON, with its index
+    PRIMARY KEY (execution_id, position)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE lh_trace_cursors (
+    execution_id TEXT PRIMARY KEY,
+    next_index   INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
+];
+
+/** The schema version this build of leasehold writes. */
+export const SCHEMA_VERSION = migrations.length;
+
+/**
+ * Brings `db` up to {@link SCHEMA_VERSION}, each migration in its own transaction. Safe to call
+ * from several components and connections: the version is re-read under the write lock.
+ *
+ * @throws LeaseholdError (STORAGE_CORRUPT) when the file was written by a newer leasehold.
+ */
+export function migrate(db: SqlDatabase): void {
+  const readVersion = db.prepare('PRAGMA user_version');
+  const current = (): number => Number(readVersion.get<{ user_version: number }>()?.user_version ?? 0);
+  if (current() === SCHEMA_VERSION) return;
+  for (;;) {
+    const done = db.transaction(() => {
+      const version = current();
+      if (version > SCHEMA_VERSION) {
+        throw new StorageError(
+          'STORAGE_CORRUPT',
+          `database ${JSON.stringify(db.filename)} has schema version ${version}, newer than this leasehold (${SCHEMA_VERSION}); upgrade leasehold to open it`,
+        );
+      }
+      if (version === SCHEMA_VERSION) return true;
+      db.exec(migrations[version]!);
+      db.exec(`PRAGMA user_version = ${version + 1}`);
+      return false;
+    });
+    if (done) return;
+  }
+}

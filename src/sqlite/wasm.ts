@@ -1,0 +1,99 @@
+/**
+ * The sqlite-wasm driver: SQLite compiled to WebAssembly, so it runs on any JavaScript runtime.
+ * In Node it is in-memory only (`:memory:`, or an Emscripten MEMFS path that dies with the
+ * process); durable files need the browser host (OPFS) or better-sqlite3.
+ *
+ * The package is loaded on the first `openWasmDatabase()` call, so an app that never opens a
+ * wasm database never loads it.
+ */
+import type { Database, PreparedStatement, Sqlite3Static } from '@sqlite.org/sqlite-wasm';
+import { createSqlDatabase, toStorageError, type SqlDatabase, type SqlRow, type SqlStatement, type SqlValue } from './driver.js';
+
+let modulePromise: Promise<Sqlite3Static> | undefined;
+
+/**
+ * Loads and initialises sqlite-wasm once per JavaScript realm (~70 ms in Node) and returns
+ * the module. Later calls return the same module.
+ */
+export function loadSqliteWasm(): Promise<Sqlite3Static> {
+  modulePromise ??= import('@sqlite.org/sqlite-wasm').then((m) => m.default());
+  return modulePromise;
+}
+
+/** Options of {@link openWasmDatabase}. */
+export interface WasmDatabaseOptions {
+  /** `:memory:` (default) or a path in the module's default VFS. */
+  filename?: string;
+}
+
+/**
+ * Opens a sqlite-wasm database and returns it behind the {@link SqlDatabase} seam.
+ *
+ * @throws TypeError if `filename` is given and is not a non-empty string.
+ * @throws StorageError if SQLite cannot open the file.
+ */
+export async function openWasmDatabase(options: WasmDatabaseOptions = {}): Promise<SqlDatabase> {
+  const filename = options.filename ?? ':memory:';
+  if (typeof filename !== 'string' || filename.length === 0) {
+    throw new TypeError(`filename must be a non-empty string, got ${String(filename)}`);
+  }
+  const sqlite3 = await loadSqliteWasm();
+  let db: Database;
+  try {
+    db = new sqlite3.oo1.DB(filename, 'c');
+  } catch (error) {
+    throw toStorageError(error, (error as { resultCode?: number }).resultCode, filename);
+  }
+  return fromWasmDatabase(db);
+}
+
+/**
+ * Wraps an already open sqlite-wasm `oo1.DB` (for example an `OpfsSAHPoolDb`) in the
+ * {@link SqlDatabase} seam. The returned database owns `db`: closing it closes `db`.
+ */
+export function fromWasmDatabase(db: Database): SqlDatabase {
+  const filename = db.filename || ':memory:';
+  return createSqlDatabase({
+    filename,
+    prepare: (sql) => wrapStatement(db, db.prepare(sql)),
+    exec: (sql) => void db.exec(sql),
+    close: () => db.close(),
+    errorCode: (error) => (error as { resultCode?: number } | null)?.resultCode,
+  });
+}
+
+function wrapStatement(db: Database, stmt: PreparedStatement): SqlStatement {
+  // bind() rejects an empty array, and reset(true) clears the previous call's bindings.
+  const bind = (params: SqlValue[]): void => {
+    if (params.length > 0) stmt.bind(params);
+  };
+  return {
+    run(...params) {
+      try {
+        bind(params);
+        stmt.step();
+        return db.changes();
+      } finally {
+        stmt.reset(true);
+      }
+    },
+    get<T>(...params: SqlValue[]): T | undefined {
+      try {
+        bind(params);
+        return stmt.step() ? (stmt.get({}) as T) : undefined;
+      } finally {
+        stmt.reset(true);
+      }
+    },
+    all<T>(...params: SqlValue[]): T[] {
+      try {
+        bind(params);
+        const rows: SqlRow[] = [];
+        while (stmt.step()) rows.push(stmt.get({}) as SqlRow);
+        return rows as T[];
+      } finally {
+        stmt.reset(true);
+      }
+    },
+  };
+}

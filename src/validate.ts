@@ -1,0 +1,103 @@
+/**
+ * Argument checks shared by every backend, so the in-memory and SQL backends reject exactly
+ * the same inputs with exactly the same errors. Each throws before anything is written.
+ * @internal
+ */
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return value.length > 40 ? `a string of length ${value.length}` : JSON.stringify(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'function') return 'a function';
+  return String(value);
+}
+
+/** A non-empty string (group ids, worker ids, execution ids, event ids, keys, paths). */
+export function checkId(name: string, value: unknown): asserts value is string {
+  if (typeof value !== 'string') throw new TypeError(`${name} must be a non-empty string, got ${describe(value)}`);
+  if (value.length === 0) throw new RangeError(`${name} must be a non-empty string, got ""`);
+}
+
+/** An integer in [min, max] (priorities, attempts). */
+export function checkInteger(name: string, value: unknown, min: number, max: number): asserts value is number {
+  if (typeof value !== 'number') throw new TypeError(`${name} must be an integer, got ${describe(value)}`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`${name} must be an integer from ${min} to ${max}, got ${describe(value)}`);
+  }
+}
+
+/** A finite number of milliseconds; `> 0` when `positive`, else `≥ 0`. */
+export function checkDuration(name: string, value: unknown, positive: boolean): asserts value is number {
+  if (typeof value !== 'number') throw new TypeError(`${name} must be a number of milliseconds, got ${describe(value)}`);
+  if (!Number.isFinite(value) || (positive ? value <= 0 : value < 0)) {
+    throw new RangeError(`${name} must be a finite number ${positive ? '> 0' : '≥ 0'}, got ${describe(value)}`);
+  }
+}
+
+/** A finite number (absolute times such as a timer's `fireAt`). */
+export function checkTime(name: string, value: unknown): asserts value is number {
+  if (typeof value !== 'number') throw new TypeError(`${name} must be a number, got ${describe(value)}`);
+  if (!Number.isFinite(value)) throw new RangeError(`${name} must be a finite number, got ${describe(value)}`);
+}
+
+/** A plain object (an options bag or a record), or undefined when `optional`. */
+export function checkObject(name: string, value: unknown, optional = false): asserts value is Record<string, unknown> {
+  if (value === undefined && optional) return;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError(`${name} must be an object, got ${describe(value)}`);
+  }
+}
+
+/** Reads the clock and checks it returned a usable time. */
+export function readClock(clock: () => number): number {
+  const now = clock();
+  if (typeof now !== 'number' || !Number.isFinite(now)) {
+    throw new RangeError(`the clock returned ${describe(now)}; it must return a finite number of milliseconds`);
+  }
+  return now;
+}
+
+/**
+ * Encodes `value` as JSON, refusing anything JSON would silently change: functions, symbols,
+ * `undefined` at the top level or inside arrays, NaN and ±Infinity, Map/Set and other
+ * collections (they stringify to `{}`), cycles and BigInts. Objects with `toJSON` (Date) are
+ * stored as what `toJSON` returns, as JSON.stringify does. Properties whose value is
+ * `undefined` are dropped, as JSON.stringify does.
+ *
+ * @throws TypeError naming `name` and the path of the offending value.
+ */
+export function toJson(name: string, value: unknown): string {
+  // The replacer runs for every value in the tree (after toJSON), so every check lives here.
+  function replacer(this: unknown, key: string, v: unknown): unknown {
+    const where = key === '' ? name : `${name} at key ${JSON.stringify(key)}`;
+    switch (typeof v) {
+      case 'function':
+      case 'symbol':
+        throw new TypeError(`${where} is a ${typeof v}, which JSON cannot store`);
+      case 'bigint':
+        throw new TypeError(`${where} is a BigInt, which JSON cannot store; convert it to a string`);
+      case 'number':
+        if (!Number.isFinite(v)) throw new TypeError(`${where} is ${String(v)}, which JSON cannot store`);
+        return v;
+      case 'undefined':
+        if (key === '' || Array.isArray(this)) throw new TypeError(`${where} is undefined, which JSON cannot store`);
+        return v;
+      case 'object':
+        if (v instanceof Map || v instanceof Set || v instanceof WeakMap || v instanceof WeakSet || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) {
+          throw new TypeError(`${where} is a ${Object.prototype.toString.call(v).slice(8, -1)}, which JSON would store as {}; convert it to a plain object or array`);
+        }
+        return v;
+      default:
+        return v;
+    }
+  }
+  try {
+    return JSON.stringify(value, replacer) as string;
+  } catch (error) {
+    if (error instanceof TypeError && error.message.startsWith(name)) throw error;
+    // Native failures: a cycle ("Converting circular structure") or a throwing toJSON.
+    throw new TypeError(`${name} cannot be stored as JSON: ${(error as Error).message}`, { cause: error });
+  }
+}

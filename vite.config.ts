@@ -1,0 +1,24 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+
+/** The demo and the browser tests import leasehold by its public names, resolved to the sources. */
+export const sharedAliases = {
+  'leasehold/browser': here('./src/browser/index.ts'),
+  'leasehold/sqlite-wasm': here('./src/sqlite/wasm.ts'),
+  'leasehold/better-sqlite3': here('./src/sqlite/better.ts'),
+  leasehold: here('./src/index.ts'),
+};
+
+// The demo is a static site: it needs no special headers (opfs-sahpool works without
+// COOP/COEP), so `vite build` output runs on any static host.
+export default defineConfig({
+  root: here('./demo'),
+  publicDir: here('./public'),
+  resolve: { alias: sharedAliases },
+  optimizeDeps: { exclude: ['@sqlite.org/sqlite-wasm'] },
+  worker: { format: 'es' },
+  build: { outDir: here('./dist-demo'), emptyOutDir: true, target: 'es2022' },
+  server: { watch: { ignored: ['**/test-results/**', '**/bench/results/**', '**/.tmp/**'] } },
+});
