@@ -1,0 +1,64 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import { ManualClock } from '../src/clock.js';
+import type { SqlDatabase } from '../src/sqlite/driver.js';
+import { openBetterSqliteDatabase } from '../src/sqlite/better.js';
+import { openWasmDatabase } from '../src/sqlite/wasm.js';
+import type { ExecutionStore, ExecutionStoreOptions } from '../src/store/contract.js';
+import { InMemoryStore } from '../src/store/memory.js';
+import { SqliteStore } from '../src/store/sqlite.js';
+import { describeStore, type StoreHarness } from './conformance/store.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'leasehold-store-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+
+/** A SqliteStore over `open()`; closes the database if the store's constructor throws. */
+async function sqlHarness(
+  open: () => Promise<SqlDatabase>,
+  options: ExecutionStoreOptions | undefined,
+  reopenable: boolean,
+): Promise<StoreHarness> {
+  let db = await open();
+  const build = (): SqliteStore => {
+    try {
+      return new SqliteStore(db, options);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  };
+  const harness: StoreHarness = {
+    store: build(),
+    clock: new ManualClock(1_000),
+    caps: { identity: false, persistent: reopenable },
+    async dispose() {
+      await harness.store.close();
+      db.close();
+    },
+  };
+  if (reopenable) {
+    harness.caps.reopen = async (): Promise<ExecutionStore> => {
+      await harness.store.close();
+      db.close();
+      db = await open();
+      harness.store = build();
+      return harness.store;
+    };
+  }
+  return harness;
+}
+
+describeStore('InMemoryStore', async (options) => {
+  const store = new InMemoryStore(options);
+  return { store, clock: new ManualClock(1_000), caps: { identity: true, persistent: false }, dispose: () => store.close() };
+});
+
+describeStore('SqliteStore on sqlite-wasm', (options) => sqlHarness(() => openWasmDatabase(), options, false));
+
+describeStore('SqliteStore on better-sqlite3', (options) => {
+  const file = join(dir, `store-${++files}.db`);
+  return sqlHarness(() => openBetterSqliteDatabase(file), options, true);
+});
