@@ -16,7 +16,7 @@ if (existsSync('/usr/bin/apt-get') && isRoot) {
   console.log('chromium: not found; installing Debian package "chromium" with apt-get…');
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
-  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], { stdio: 'inherit', env });
+  execFileSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'inherit', env });
   const installed = await findChromium();
   if (installed) {
     console.log(`chromium: ${installed}`);

@@ -9,3 +9,20 @@ export type { LeaseholdErrorCode } from './errors.js';
 export { ManualClock, systemClock } from './clock.js';
 export type { Clock } from './clock.js';
 export type { SqlDatabase, SqlRow, SqlStatement, SqlValue } from './sqlite/driver.js';
+
+// The transport: a durable queue of events in groups, delivered under leases.
+export { InMemoryTransport } from './transport/memory.js';
+export { SqliteTransport } from './transport/sqlite.js';
+export { MESSAGE_STATES } from './transport/contract.js';
+export type {
+  ClaimOptions,
+  DeadLetter,
+  GroupSnapshot,
+  Lease,
+  MessageSnapshot,
+  MessageState,
+  PublishOptions,
+  Transport,
+  TransportOptions,
+  TransportSnapshot,
+} from './transport/contract.js';

@@ -37,7 +37,8 @@ const migrations: readonly string[] = [
   CREATE INDEX lh_groups_locked ON lh_groups (locked_until) WHERE locked_until IS NOT NULL;
 
   CREATE TABLE lh_dead_letters (
-    seq      INTEGER PRIMARY KEY,
+    id       INTEGER PRIMARY KEY AUTOINCREMENT,  -- the order they died in
+    seq      INTEGER NOT NULL UNIQUE,
     group_id TEXT    NOT NULL,
     priority INTEGER NOT NULL,
     event    TEXT    NOT NULL,

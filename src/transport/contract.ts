@@ -1,0 +1,196 @@
+/**
+ * The transport contract: a durable queue of events, partitioned into groups, delivered under
+ * leases. This file is the specification; every backend (in memory, SQLite, the browser host)
+ * passes one conformance suite (test/conformance/transport.ts) against it.
+ *
+ * Terminology
+ * - **group**: the unit of exclusivity (usually one execution). At most one message of a group
+ *   is in flight at any time, and a group's messages are delivered oldest first (lowest seq).
+ * - **seq**: a message's id, increasing with every publish in one database.
+ * - **lease**: the right to work on one delivery, `(seq, attempt)`, held by one worker until
+ *   `expiresAt`. A claim increments the message's `attempt`, so every delivery has its own lease.
+ * - **in flight**: leased or parked with `expiry >= now`. A lease or park has run out when
+ *   `expiry < now`; its message is then free again (crash recovery).
+ * - **park**: `nack(lease, delay > 0)`; the message stays at its group's head and blocks the
+ *   group until the delay has passed, then is delivered again.
+ * - **claim order**: a counter that increases with every claim in one database. The next claim
+ *   serves the free group claimed least recently; groups never claimed come first of all, ties
+ *   broken by their oldest message (round-robin).
+ * - **priority**: 0–4, set by the publish that creates a group; a claim with `minPriority`
+ *   skips groups below it.
+ * - **dead letter**: a message that was delivered `maxAttempts` times and is taken out of its
+ *   group instead of being delivered again.
+ *
+ * Times are milliseconds read from the backend's injected clock (default `Date.now`).
+ */
+
+/** The right to work on one delivery of a message. Pass it back to `ack`, `nack` or `extend`. */
+export interface Lease<E = unknown> {
+  /** The message. */
+  readonly seq: number;
+  /** Its group. */
+  readonly groupId: string;
+  /** The event as published (in memory: the same object; over SQL: a parsed copy). */
+  readonly event: E;
+  /** The worker that claimed it. */
+  readonly workerId: string;
+  /** Which delivery of the message this is: 1 for the first claim. The fencing token. */
+  readonly attempt: number;
+  /** When the lease runs out, by the backend's clock. */
+  readonly expiresAt: number;
+}
+
+/** Options of {@link Transport.publish}. */
+export interface PublishOptions {
+  /** 0–4 (integer), default 0. Only the publish that creates the group sets its priority. */
+  priority?: number;
+  /**
+   * Idempotency key: while a message with the same `(groupId, key)` is still queued (ready,
+   * leased or parked), publish returns that message's seq and inserts nothing.
+   */
+  key?: string;
+}
+
+/** Options of {@link Transport.claim}. */
+export interface ClaimOptions {
+  /** Skip groups whose priority is below this (0–4, integer, default 0). */
+  minPriority?: number;
+}
+
+/** Options of the transport constructors. */
+export interface TransportOptions {
+  /** The clock every lease and park is measured with. Default `Date.now`. */
+  clock?: () => number;
+  /**
+   * Deliver a message at most this many times (a positive integer); the claim that would
+   * deliver it once more moves it to the dead letters instead. Default: unlimited.
+   */
+  maxAttempts?: number;
+}
+
+/** A message's state, as {@link Transport.inspect} reports it at the snapshot's `now`. */
+export type MessageState = 'ready' | 'leased' | 'expired' | 'parked' | 'dead';
+
+/** All the states, for code that iterates over them (legends, counters). */
+export const MESSAGE_STATES: readonly MessageState[] = Object.freeze(['ready', 'leased', 'expired', 'parked', 'dead']);
+
+/** One queued message in a {@link TransportSnapshot}. */
+export interface MessageSnapshot<E = unknown> {
+  seq: number;
+  groupId: string;
+  event: E;
+  /**
+   * `ready`: free; `leased`: held by `holder` until `expiresAt`; `expired`: its lease ran out
+   * and nobody claimed it again yet (the next claim of its group takes it, the late holder may
+   * still ack); `parked`: nacked with a delay, blocking its group until `expiresAt`.
+   */
+  state: Exclude<MessageState, 'dead'>;
+  /** Deliveries so far. */
+  attempt: number;
+  /** The worker holding (or last holding, if `expired`) the lease; null otherwise. */
+  holder: string | null;
+  /** When the lease or park ends; null when `ready`. */
+  expiresAt: number | null;
+  /** The idempotency key, if it was published with one. */
+  key: string | null;
+}
+
+/** One group in a {@link TransportSnapshot}. */
+export interface GroupSnapshot<E = unknown> {
+  groupId: string;
+  priority: number;
+  /** The claim counter's value at the group's last claim; 0 if never claimed. */
+  claimOrder: number;
+  /** Whether a message of the group is in flight (leased or parked, not run out). */
+  inFlight: boolean;
+  /** The group's messages, oldest first; the first one is the next to be delivered. */
+  messages: MessageSnapshot<E>[];
+}
+
+/** A dead-lettered message. */
+export interface DeadLetter<E = unknown> {
+  seq: number;
+  groupId: string;
+  /** The priority of the group it came from (restored if `redrive` re-creates the group). */
+  priority: number;
+  event: E;
+  /** How many times it was delivered. */
+  attempt: number;
+  /** When it was moved to the dead letters. */
+  deadAt: number;
+}
+
+/** What the queue holds at one instant: for operators, tests and the demo. */
+export interface TransportSnapshot<E = unknown> {
+  /** The clock reading the states were computed at. */
+  now: number;
+  /**
+   * Every group, in the order the next claims would visit them if all were free: the group
+   * claimed least recently first (never-claimed groups first of all, oldest message first).
+   */
+  groups: GroupSnapshot<E>[];
+  /** Dead letters, in the order they were moved there. */
+  deadLetters: DeadLetter<E>[];
+}
+
+/**
+ * A durable, lease-based queue. Every method returns a Promise and validates its arguments
+ * first: a wrong type rejects with `TypeError`, a bad value with `RangeError`, naming the
+ * argument, and nothing is changed. After `close()` every call rejects with `ClosedError`.
+ */
+export interface Transport<E = unknown> {
+  /**
+   * Appends `event` to the tail of `groupId`, creating the group (with `priority`) if it has no
+   * messages. Returns the message's seq, or the seq of the still-queued message with the same
+   * `key`. SQL backends reject an event JSON cannot carry faithfully (TypeError).
+   */
+  publish(groupId: string, event: E, options?: PublishOptions): Promise<number>;
+
+  /**
+   * Leases the next deliverable message for `visibilityMs` (> 0) and returns it, or null when
+   * nothing is deliverable. Deliverable: the head of a group with nothing in flight and
+   * priority ≥ `minPriority`; the group claimed least recently goes first. A message that
+   * already had `maxAttempts` deliveries is moved to the dead letters on the way, in the same
+   * transaction, and the claim carries on.
+   */
+  claim(workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null>;
+
+  /**
+   * Deletes the message (and its group, if now empty): the work is done.
+   * @throws LeaseLostError if the lease no longer holds the message (claimed again after it
+   *   ran out, acked, released or parked); nothing changes. A lease that ran out but whose
+   *   message was not claimed again is still valid.
+   */
+  ack(lease: Lease<E>): Promise<void>;
+
+  /**
+   * Gives the message back. `delayMs` 0 (default): free now, for an immediate retry.
+   * `delayMs` > 0: parked, blocking its group, until `delayMs` have passed.
+   * @throws LeaseLostError as {@link ack}.
+   */
+  nack(lease: Lease<E>, delayMs?: number): Promise<void>;
+
+  /**
+   * Moves the lease's expiry to `now + visibilityMs` and returns the renewed lease (the old
+   * object stays valid: same `(seq, attempt)`).
+   * @throws LeaseLostError as {@link ack}.
+   */
+  extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>>;
+
+  /** Everything the queue holds, with each message's state at the current time. */
+  inspect(): Promise<TransportSnapshot<E>>;
+
+  /** The dead letters, in the order they were moved there. */
+  deadLetters(): Promise<DeadLetter<E>[]>;
+
+  /**
+   * Puts a dead letter back at its group's tail with a new seq and `attempt` 0 (re-creating the
+   * group with its old priority if needed) and returns the new seq. The redriven message has
+   * no idempotency key.
+   * @throws LeaseholdError (code NOT_FOUND) if `seq` is not a dead letter.
+   */
+  redrive(seq: number): Promise<number>;
+
+  /** Releases the backend's resources. Idempotent. Messages stay where they are (SQL: in the database). */
+  close(): Promise<void>;
+}

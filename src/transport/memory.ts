@@ -1,0 +1,299 @@
+/**
+ * InMemoryTransport: the transport contract in process memory, for tests, the demo and
+ * single-process embedding. Same semantics as the SQL backends, proven by one conformance suite.
+ *
+ * The seed sorts every message on every claim (O(n log n)); here each group keeps its own FIFO
+ * and the groups sit in heaps: free groups by claim order, one heap per priority so a priority
+ * floor never scans the groups below it, and locked groups by expiry so a lapsed lease is found
+ * without scanning. Claim and ack cost O(log groups) whatever the backlog.
+ */
+import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
+import { checkDuration, readClock } from '../validate.js';
+import { checkClaim, checkLease, checkPublish, checkSeq, checkTransportOptions, MAX_PRIORITY, messageState } from './shared.js';
+import type {
+  ClaimOptions,
+  DeadLetter,
+  GroupSnapshot,
+  Lease,
+  MessageSnapshot,
+  PublishOptions,
+  Transport,
+  TransportOptions,
+  TransportSnapshot,
+} from './contract.js';
+import { MinHeap } from './heap.js';
+
+interface Message<E> {
+  readonly seq: number;
+  readonly groupId: string;
+  readonly event: E;
+  readonly key: string | null;
+  attempt: number;
+  /** The lease holder; null when free or parked. */
+  holder: string | null;
+  /** End of the lease or park; null when free. */
+  expiry: number | null;
+}
+
+interface Group<E> {
+  readonly id: string;
+  readonly priority: number;
+  readonly firstSeq: number;
+  claimOrder: number;
+  /** Oldest first; only the head is ever leased or parked. */
+  readonly fifo: Message<E>[];
+  /** Index of the head in `fifo` (shifting an array is O(n); compacted now and then). */
+  head: number;
+  /** Keyed messages still queued, for idempotent publish. */
+  readonly keys: Map<string, Message<E>>;
+  /** Bumped on every move between heaps; heap entries with an older stamp are stale. */
+  stamp: number;
+}
+
+interface HeapEntry<E> {
+  readonly group: Group<E>;
+  readonly stamp: number;
+  /** Free heap: claim order; locked heap: the lock's expiry. */
+  readonly rank: number;
+  readonly firstSeq: number;
+}
+
+const byClaimOrder = <E>(a: HeapEntry<E>, b: HeapEntry<E>): boolean =>
+  a.rank < b.rank || (a.rank === b.rank && a.firstSeq < b.firstSeq);
+const byExpiry = <E>(a: HeapEntry<E>, b: HeapEntry<E>): boolean => a.rank < b.rank;
+
+/**
+ * The in-memory transport. Keeps each event object itself (a claim returns the very object that
+ * was published) and so accepts any value as an event, JSON-safe or not. Nothing survives the
+ * process.
+ */
+export class InMemoryTransport<E = unknown> implements Transport<E> {
+  readonly #clock: () => number;
+  readonly #maxAttempts: number;
+  readonly #messages = new Map<number, Message<E>>();
+  readonly #groups = new Map<string, Group<E>>();
+  /** Free groups (head not leased or parked, or its lock ran out), one heap per priority. */
+  readonly #free: MinHeap<HeapEntry<E>>[] = Array.from({ length: MAX_PRIORITY + 1 }, () => new MinHeap(byClaimOrder));
+  /** Groups whose head is leased or parked, soonest expiry first. */
+  readonly #locked = new MinHeap<HeapEntry<E>>(byExpiry);
+  readonly #dead = new Map<number, DeadLetter<E>>();
+  #lastSeq = 0;
+  #claimCounter = 0;
+  #closed = false;
+
+  /**
+   * @param options `clock` (default `Date.now`) and `maxAttempts` (default unlimited).
+   * @throws TypeError / RangeError for a bad option.
+   */
+  constructor(options?: TransportOptions) {
+    const { clock, maxAttempts } = checkTransportOptions(options);
+    this.#clock = clock;
+    this.#maxAttempts = maxAttempts;
+  }
+
+  async publish(groupId: string, event: E, options?: PublishOptions): Promise<number> {
+    const { priority, key } = checkPublish(groupId, options);
+    this.#ensureOpen();
+    const existing = key === null ? undefined : this.#groups.get(groupId)?.keys.get(key);
+    if (existing) return existing.seq;
+    return this.#append(groupId, event, priority, key);
+  }
+
+  async claim(workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
+    const minPriority = checkClaim(workerId, visibilityMs, options);
+    this.#ensureOpen();
+    const now = readClock(this.#clock);
+    this.#releaseLapsed(now);
+    for (;;) {
+      const group = this.#nextFreeGroup(minPriority);
+      if (!group) return null;
+      const message = group.fifo[group.head]!;
+      if (message.attempt >= this.#maxAttempts) {
+        // Poison message: out of its group, which keeps its place in the round-robin order.
+        this.#removeHead(group);
+        this.#dead.set(message.seq, {
+          seq: message.seq,
+          groupId: group.id,
+          priority: group.priority,
+          event: message.event,
+          attempt: message.attempt,
+          deadAt: now,
+        });
+        continue;
+      }
+      message.attempt += 1;
+      message.holder = workerId;
+      message.expiry = now + visibilityMs;
+      group.claimOrder = ++this.#claimCounter;
+      this.#markLocked(group, message.expiry);
+      return this.#lease(message);
+    }
+  }
+
+  async ack(lease: Lease<E>): Promise<void> {
+    const message = this.#held(lease);
+    const group = this.#groups.get(message.groupId)!;
+    this.#removeHead(group);
+  }
+
+  async nack(lease: Lease<E>, delayMs = 0): Promise<void> {
+    checkLease(lease);
+    checkDuration('delayMs', delayMs, false);
+    const message = this.#held(lease);
+    const group = this.#groups.get(message.groupId)!;
+    message.holder = null;
+    if (delayMs === 0) {
+      message.expiry = null;
+      this.#markFree(group);
+    } else {
+      message.expiry = readClock(this.#clock) + delayMs;
+      this.#markLocked(group, message.expiry);
+    }
+  }
+
+  async extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>> {
+    checkLease(lease);
+    checkDuration('visibilityMs', visibilityMs, true);
+    const message = this.#held(lease);
+    message.expiry = readClock(this.#clock) + visibilityMs;
+    this.#markLocked(this.#groups.get(message.groupId)!, message.expiry);
+    return this.#lease(message);
+  }
+
+  async inspect(): Promise<TransportSnapshot<E>> {
+    this.#ensureOpen();
+    const now = readClock(this.#clock);
+    const groups: GroupSnapshot<E>[] = [];
+    for (const group of this.#groups.values()) {
+      const messages: MessageSnapshot<E>[] = [];
+      for (let i = group.head; i < group.fifo.length; i++) messages.push(snapshotOf(group.fifo[i]!, now));
+      const head = group.fifo[group.head]!;
+      groups.push({
+        groupId: group.id,
+        priority: group.priority,
+        claimOrder: group.claimOrder,
+        inFlight: head.expiry !== null && head.expiry >= now,
+        messages,
+      });
+    }
+    groups.sort((a, b) => a.claimOrder - b.claimOrder || a.messages[0]!.seq - b.messages[0]!.seq);
+    return { now, groups, deadLetters: await this.deadLetters() };
+  }
+
+  async deadLetters(): Promise<DeadLetter<E>[]> {
+    this.#ensureOpen();
+    return [...this.#dead.values()].map((letter) => ({ ...letter }));
+  }
+
+  async redrive(seq: number): Promise<number> {
+    checkSeq(seq);
+    this.#ensureOpen();
+    const letter = this.#dead.get(seq);
+    if (!letter) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
+    this.#dead.delete(seq);
+    return this.#append(letter.groupId, letter.event, letter.priority, null);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+
+  #ensureOpen(): void {
+    if (this.#closed) throw new ClosedError('transport');
+  }
+
+  #append(groupId: string, event: E, priority: number, key: string | null): number {
+    const seq = ++this.#lastSeq;
+    const message: Message<E> = { seq, groupId, event, key, attempt: 0, holder: null, expiry: null };
+    this.#messages.set(seq, message);
+    let group = this.#groups.get(groupId);
+    if (!group) {
+      group = { id: groupId, priority, firstSeq: seq, claimOrder: 0, fifo: [], head: 0, keys: new Map(), stamp: 0 };
+      this.#groups.set(groupId, group);
+      this.#markFree(group);
+    }
+    group.fifo.push(message);
+    if (key !== null) group.keys.set(key, message);
+    return seq;
+  }
+
+  /** The message `lease` still holds, or a LeaseLostError. */
+  #held(lease: Lease<E>): Message<E> {
+    checkLease(lease);
+    this.#ensureOpen();
+    const message = this.#messages.get(lease.seq);
+    if (!message || message.attempt !== lease.attempt || message.holder !== lease.workerId || message.groupId !== lease.groupId) {
+      throw new LeaseLostError(lease.seq, lease.attempt, lease.groupId);
+    }
+    return message;
+  }
+
+  #lease(message: Message<E>): Lease<E> {
+    return {
+      seq: message.seq,
+      groupId: message.groupId,
+      event: message.event,
+      workerId: message.holder!,
+      attempt: message.attempt,
+      expiresAt: message.expiry!,
+    };
+  }
+
+  /** Takes the head out of its group (ack, dead letter); drops the group when it is empty. */
+  #removeHead(group: Group<E>): void {
+    const message = group.fifo[group.head]!;
+    group.fifo[group.head] = undefined as unknown as Message<E>;
+    group.head += 1;
+    this.#messages.delete(message.seq);
+    if (message.key !== null) group.keys.delete(message.key);
+    if (group.head === group.fifo.length) {
+      this.#groups.delete(group.id);
+      group.stamp += 1; // invalidates its heap entries
+      return;
+    }
+    if (group.head > 32 && group.head * 2 > group.fifo.length) {
+      group.fifo.splice(0, group.head);
+      group.head = 0;
+    }
+    this.#markFree(group);
+  }
+
+  #markFree(group: Group<E>): void {
+    group.stamp += 1;
+    this.#free[group.priority]!.push({ group, stamp: group.stamp, rank: group.claimOrder, firstSeq: group.firstSeq });
+  }
+
+  #markLocked(group: Group<E>, until: number): void {
+    group.stamp += 1;
+    this.#locked.push({ group, stamp: group.stamp, rank: until, firstSeq: group.firstSeq });
+  }
+
+  /** Moves groups whose lease or park ran out (`expiry < now`) back among the free ones. */
+  #releaseLapsed(now: number): void {
+    for (let top = this.#locked.peek(); top && top.rank < now; top = this.#locked.peek()) {
+      this.#locked.pop();
+      if (top.stamp === top.group.stamp) this.#markFree(top.group);
+    }
+  }
+
+  /** The free group the round-robin order serves next among priorities ≥ `minPriority`. */
+  #nextFreeGroup(minPriority: number): Group<E> | undefined {
+    let best: HeapEntry<E> | undefined;
+    for (let priority = minPriority; priority <= MAX_PRIORITY; priority++) {
+      const heap = this.#free[priority]!;
+      let top = heap.peek();
+      while (top && top.stamp !== top.group.stamp) {
+        heap.pop();
+        top = heap.peek();
+      }
+      if (top && (!best || byClaimOrder(top, best))) best = top;
+    }
+    return best?.group;
+  }
+}
+
+function snapshotOf<E>(message: Message<E>, now: number): MessageSnapshot<E> {
+  const { seq, groupId, event, attempt, holder, expiry, key } = message;
+  const state = messageState(holder, expiry, now);
+  return { seq, groupId, event, state, attempt, holder, expiresAt: state === 'ready' ? null : expiry, key };
+}

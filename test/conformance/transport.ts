@@ -1,0 +1,509 @@
+/**
+ * The transport conformance suite: every rule of the seeds (000, 001) and of DESIGN.md's
+ * extensions, each as its own behaviour, run unchanged against every backend.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ClosedError, LeaseholdError, LeaseLostError } from '../../src/errors.js';
+import type { Lease, Transport, TransportOptions, TransportSnapshot } from '../../src/transport/contract.js';
+
+/** A clock the suite can move; backends read it through the function they were given. */
+export interface TestClock {
+  now(): number;
+  advance(ms: number): unknown;
+}
+
+export interface TransportHarness {
+  transport: Transport<any>;
+  clock: TestClock;
+  /** Closes the storage and opens it again, keeping what was written (persistent backends). */
+  reopen?: () => Promise<Transport<any>>;
+  dispose(): Promise<void>;
+}
+
+export interface TransportCaps {
+  /** Events are stored as JSON (parsed copies come back; non-JSON events are refused). */
+  json: boolean;
+  /** Data outlives the transport object: the harness can `reopen()`. */
+  persistent: boolean;
+}
+
+export type TransportFactory = (options: Omit<TransportOptions, 'clock'>) => Promise<TransportHarness>;
+
+export function describeTransport(name: string, caps: TransportCaps, make: TransportFactory): void {
+  describe(`Transport conformance: ${name}`, () => {
+    let h: TransportHarness;
+    let t: Transport<any>;
+    const open = async (options: Omit<TransportOptions, 'clock'> = {}) => {
+      await h?.dispose();
+      h = await make(options);
+      t = h.transport;
+    };
+    beforeEach(() => open());
+    afterEach(() => h.dispose());
+
+    const tick = (ms = 1) => h.clock.advance(ms);
+    /** Claim and ack at once, advancing the clock first (as the seed's oracle workloads do). */
+    const take = async (worker = 'w', advance = 1) => {
+      await tick(advance);
+      const lease = await t.claim(worker, 1000);
+      if (lease) await t.ack(lease);
+      return lease;
+    };
+    const expectLost = async (promise: Promise<unknown>, lease: Lease) => {
+      const error = await promise.then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(LeaseLostError);
+      expect(error).toMatchObject({ code: 'LEASE_LOST', seq: lease.seq, attempt: lease.attempt, groupId: lease.groupId });
+    };
+    const unchangedBy = async (action: () => Promise<unknown>) => {
+      const before = await t.inspect();
+      await action().catch(() => undefined);
+      expect(await t.inspect()).toEqual(before);
+    };
+
+    describe('the seed rules', () => {
+      it('returns null when nothing is queued', async () => {
+        expect(await t.claim('w', 1000)).toBeNull();
+      });
+
+      it('gives every publish a new, increasing seq', async () => {
+        const a = await t.publish('g', { n: 1 });
+        const b = await t.publish('g', { n: 2 });
+        const c = await t.publish('other', { n: 3 });
+        expect(a).toBeGreaterThan(0);
+        expect(b).toBeGreaterThan(a);
+        expect(c).toBeGreaterThan(b);
+      });
+
+      it('delivers a lease with the event, holder, attempt 1 and expiry now + visibility', async () => {
+        const seq = await t.publish('g', { hello: 'world' });
+        const lease = await t.claim('w1', 5000);
+        expect(lease).toEqual({ seq, groupId: 'g', event: { hello: 'world' }, workerId: 'w1', attempt: 1, expiresAt: h.clock.now() + 5000 });
+      });
+
+      it('keeps at most one message of a group in flight', async () => {
+        await t.publish('g', 1);
+        await t.publish('g', 2);
+        expect(await t.claim('w1', 1000)).not.toBeNull();
+        expect(await t.claim('w2', 1000)).toBeNull();
+      });
+
+      it('delivers a group oldest first (FIFO)', async () => {
+        for (const n of [1, 2, 3]) await t.publish('g', n);
+        const order = [];
+        for (let i = 0; i < 3; i++) order.push((await take())!.event);
+        expect(order).toEqual([1, 2, 3]);
+      });
+
+      it('serves groups never claimed first, then the group claimed least recently (round-robin)', async () => {
+        await t.publish('a', 'a1');
+        await t.publish('a', 'a2');
+        await t.publish('a', 'a3');
+        await t.publish('b', 'b1');
+        await t.publish('b', 'b2');
+        await t.publish('c', 'c1');
+        const order = [];
+        for (let lease = await take(); lease; lease = await take()) order.push(lease.event);
+        expect(order).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'a3']);
+      });
+
+      it('lets other groups through while one is in flight', async () => {
+        await t.publish('a', 'a1');
+        await t.publish('a', 'a2');
+        await t.publish('b', 'b1');
+        const first = await t.claim('w1', 1000);
+        const second = await t.claim('w2', 1000);
+        expect([first?.event, second?.event]).toEqual(['a1', 'b1']);
+        expect(await t.claim('w3', 1000)).toBeNull();
+      });
+
+      it('sets a group priority by the publish that creates it; later publishes do not change it', async () => {
+        await t.publish('g', 1, { priority: 1 });
+        await t.publish('g', 2, { priority: 4 });
+        const snapshot = await t.inspect();
+        expect(snapshot.groups[0]).toMatchObject({ groupId: 'g', priority: 1 });
+        expect(await t.claim('w', 1000, { minPriority: 2 })).toBeNull();
+      });
+
+      it('forgets a group priority once the group drains, so the next publish sets it anew', async () => {
+        await t.publish('g', 1, { priority: 1 });
+        await take();
+        await t.publish('g', 2, { priority: 3 });
+        expect((await t.inspect()).groups[0]!.priority).toBe(3);
+        expect((await t.claim('w', 1000, { minPriority: 3 }))?.event).toBe(2);
+      });
+
+      it('skips groups below the priority floor', async () => {
+        await t.publish('low', 'low', { priority: 0 });
+        await t.publish('mid', 'mid', { priority: 2 });
+        await t.publish('high', 'high', { priority: 3 });
+        expect((await t.claim('w1', 1000, { minPriority: 3 }))?.event).toBe('high');
+        expect(await t.claim('w2', 1000, { minPriority: 3 })).toBeNull();
+        expect((await t.claim('w3', 1000, { minPriority: 1 }))?.event).toBe('mid');
+        expect((await t.claim('w4', 1000))?.event).toBe('low');
+      });
+
+      it('redelivers a message once its lease has run out (crash recovery), with the next attempt', async () => {
+        await t.publish('g', 'job');
+        const first = await t.claim('crashed', 1000);
+        await tick(1000);
+        expect(await t.claim('w2', 1000)).toBeNull(); // expiry is inclusive: still in flight at expiresAt
+        await tick(1);
+        const second = await t.claim('w2', 1000);
+        expect(second).toMatchObject({ seq: first!.seq, event: 'job', workerId: 'w2', attempt: 2 });
+      });
+
+      it('parks a nacked message with a delay, blocking its group until the delay has passed', async () => {
+        await t.publish('g', 'g1');
+        await t.publish('g', 'g2');
+        await t.publish('other', 'o1');
+        const lease = await t.claim('w', 1000);
+        await t.nack(lease!, 500);
+        expect((await t.claim('w', 1000))?.event).toBe('o1');
+        await tick(500);
+        expect(await t.claim('w', 1000)).toBeNull();
+        await tick(1);
+        expect(await t.claim('w', 1000)).toMatchObject({ event: 'g1', attempt: 2 });
+      });
+
+      it('frees a message at once on nack(0), for an immediate retry', async () => {
+        await t.publish('g', 'job');
+        const lease = await t.claim('w1', 1000);
+        await t.nack(lease!);
+        expect(await t.claim('w2', 1000)).toMatchObject({ event: 'job', attempt: 2, workerId: 'w2' });
+      });
+
+      it('deletes an acked message and drops its group when it is empty', async () => {
+        await t.publish('g', 'job');
+        const lease = await t.claim('w', 1000);
+        await t.ack(lease!);
+        expect((await t.inspect()).groups).toEqual([]);
+        expect(await t.claim('w', 1000)).toBeNull();
+      });
+    });
+
+    describe('fencing: a lease is (seq, attempt)', () => {
+      it('rejects an ack from a lease whose message was claimed again, and changes nothing', async () => {
+        await t.publish('g', 'job');
+        const stale = (await t.claim('slow', 1000))!;
+        await tick(1001);
+        const fresh = (await t.claim('fast', 1000))!;
+        await unchangedBy(() => t.ack(stale));
+        await expectLost(t.ack(stale), stale);
+        await t.ack(fresh);
+      });
+
+      it('rejects nack and extend from a stale lease, and changes nothing', async () => {
+        await t.publish('g', 'job');
+        const stale = (await t.claim('slow', 1000))!;
+        await tick(1001);
+        await t.claim('fast', 1000);
+        await unchangedBy(() => t.nack(stale, 10));
+        await expectLost(t.nack(stale), stale);
+        await expectLost(t.nack(stale, 10), stale);
+        await expectLost(t.extend(stale, 1000), stale);
+      });
+
+      it('rejects a second ack of the same lease', async () => {
+        await t.publish('g', 'a');
+        await t.publish('g', 'b');
+        const lease = (await t.claim('w', 1000))!;
+        await t.ack(lease);
+        await expectLost(t.ack(lease), lease);
+      });
+
+      it('rejects acting on a lease after it was released by nack(0) or parked', async () => {
+        await t.publish('g', 'job');
+        const released = (await t.claim('w', 1000))!;
+        await t.nack(released);
+        await expectLost(t.ack(released), released);
+        const parked = (await t.claim('w', 1000))!;
+        await t.nack(parked, 100);
+        await expectLost(t.ack(parked), parked);
+        await expectLost(t.extend(parked, 100), parked);
+      });
+
+      it('still accepts an ack from a lease that ran out if nobody claimed the message again', async () => {
+        await t.publish('g', 'job');
+        const lease = (await t.claim('w', 1000))!;
+        await tick(5000);
+        await t.ack(lease);
+        expect((await t.inspect()).groups).toEqual([]);
+      });
+
+      it('still accepts nack and extend from a lease that ran out, unclaimed', async () => {
+        await t.publish('g', 'job');
+        const lease = (await t.claim('w', 1000))!;
+        await tick(5000);
+        const renewed = await t.extend(lease, 1000);
+        expect(renewed.expiresAt).toBe(h.clock.now() + 1000);
+        expect(await t.claim('w2', 1000)).toBeNull();
+        await t.nack(lease, 0);
+        expect(await t.claim('w2', 1000)).toMatchObject({ attempt: 2 });
+      });
+
+      it('rejects a lease for a message that does not exist, and one with a forged holder', async () => {
+        await t.publish('g', 'job');
+        const lease = (await t.claim('w', 1000))!;
+        await expectLost(t.ack({ ...lease, seq: lease.seq + 100 }), { ...lease, seq: lease.seq + 100 });
+        await expectLost(t.ack({ ...lease, workerId: 'intruder' }), lease);
+        await expectLost(t.ack({ ...lease, attempt: 2 }), { ...lease, attempt: 2 });
+        await t.ack(lease);
+      });
+    });
+
+    describe('renewal', () => {
+      it('moves a live lease to now + visibility and keeps the group blocked', async () => {
+        await t.publish('g', 'job');
+        const lease = (await t.claim('w', 1000))!;
+        await tick(900);
+        const renewed = await t.extend(lease, 1000);
+        expect(renewed).toEqual({ ...lease, expiresAt: h.clock.now() + 1000 });
+        await tick(500); // past the original expiry
+        expect(await t.claim('w2', 1000)).toBeNull();
+        await tick(501);
+        expect(await t.claim('w2', 1000)).toMatchObject({ attempt: 2 });
+      });
+
+      it('keeps the old lease object valid after extend (same seq and attempt)', async () => {
+        await t.publish('g', 'job');
+        const lease = (await t.claim('w', 1000))!;
+        await t.extend(lease, 5000);
+        await t.ack(lease);
+        expect((await t.inspect()).groups).toEqual([]);
+      });
+    });
+
+    describe('fair ties', () => {
+      it('takes turns between groups even when the clock does not move', async () => {
+        for (const g of ['a', 'b', 'c']) {
+          await t.publish(g, `${g}1`);
+          await t.publish(g, `${g}2`);
+        }
+        const order = [];
+        for (let lease = await take('w', 0); lease; lease = await take('w', 0)) order.push(lease.event);
+        expect(order).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'c2']);
+      });
+    });
+
+    describe('idempotent publish', () => {
+      it('returns the queued message seq for a repeated (group, key) and inserts nothing', async () => {
+        const first = await t.publish('g', 'one', { key: 'k' });
+        expect(await t.publish('g', 'two', { key: 'k' })).toBe(first);
+        const snapshot = await t.inspect();
+        expect(snapshot.groups[0]!.messages).toHaveLength(1);
+        expect(snapshot.groups[0]!.messages[0]).toMatchObject({ seq: first, event: 'one', key: 'k' });
+      });
+
+      it('scopes keys to their group', async () => {
+        const a = await t.publish('a', 1, { key: 'k' });
+        const b = await t.publish('b', 1, { key: 'k' });
+        expect(b).not.toBe(a);
+      });
+
+      it('keeps the key while the message is leased or parked, and frees it once acked', async () => {
+        const seq = await t.publish('g', 1, { key: 'k' });
+        const lease = (await t.claim('w', 1000))!;
+        expect(await t.publish('g', 2, { key: 'k' })).toBe(seq);
+        await t.nack(lease, 100);
+        expect(await t.publish('g', 2, { key: 'k' })).toBe(seq);
+        await tick(101);
+        await t.ack((await t.claim('w', 1000))!);
+        expect(await t.publish('g', 3, { key: 'k' })).toBeGreaterThan(seq);
+      });
+    });
+
+    describe('dead letters', () => {
+      beforeEach(() => open({ maxAttempts: 2 }));
+
+      it('moves a message delivered maxAttempts times to the dead letters instead of delivering it again', async () => {
+        const seq = await t.publish('poison', { bad: true });
+        await t.nack((await t.claim('w', 1000))!);
+        await tick(10);
+        await t.nack((await t.claim('w', 1000))!);
+        await tick(10);
+        expect(await t.claim('w', 1000)).toBeNull();
+        expect(await t.deadLetters()).toEqual([{ seq, groupId: 'poison', priority: 0, event: { bad: true }, attempt: 2, deadAt: h.clock.now() }]);
+        expect((await t.inspect()).groups).toEqual([]);
+      });
+
+      it('carries on in the same claim and returns the next deliverable message', async () => {
+        await t.publish('poison', 'p1');
+        await t.publish('poison', 'p2');
+        for (let i = 0; i < 2; i++) {
+          await t.nack((await t.claim('w', 1000))!);
+          await tick(1);
+        }
+        expect(await t.claim('w', 1000)).toMatchObject({ event: 'p2', attempt: 1 });
+        expect((await t.deadLetters()).map((d) => d.event)).toEqual(['p1']);
+      });
+
+      it('counts a lease that ran out as a delivery', async () => {
+        await t.publish('g', 'job');
+        await t.claim('crash-1', 10);
+        await tick(11);
+        await t.claim('crash-2', 10);
+        await tick(11);
+        expect(await t.claim('w', 10)).toBeNull();
+        expect(await t.deadLetters()).toHaveLength(1);
+      });
+
+      it('redrives a dead letter to its group tail with a new seq and attempt 0, re-creating the group with its priority', async () => {
+        const seq = await t.publish('g', 'job', { priority: 3 });
+        for (let i = 0; i < 2; i++) {
+          await t.nack((await t.claim('w', 1000))!);
+          await tick(1);
+        }
+        expect(await t.claim('w', 1000)).toBeNull();
+        const again = await t.redrive(seq);
+        expect(again).toBeGreaterThan(seq);
+        expect(await t.deadLetters()).toEqual([]);
+        expect((await t.inspect()).groups[0]).toMatchObject({ groupId: 'g', priority: 3 });
+        expect(await t.claim('w', 1000, { minPriority: 3 })).toMatchObject({ seq: again, event: 'job', attempt: 1 });
+      });
+
+      it('refuses to redrive a seq that is not a dead letter', async () => {
+        const seq = await t.publish('g', 'job');
+        for (const bad of [seq, 999]) {
+          const error = await t.redrive(bad).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(LeaseholdError);
+          expect(error).toMatchObject({ code: 'NOT_FOUND' });
+        }
+      });
+    });
+
+    describe('inspect', () => {
+      it('reports each message state, holder, attempt and expiry, and groups in claim order', async () => {
+        await t.publish('leased', 'l1');
+        await t.publish('leased', 'l2');
+        await t.publish('parked', 'p1');
+        await t.publish('expired', 'e1');
+        await t.publish('fresh', 'f1', { key: 'k1' });
+        const leased = (await t.claim('w1', 1000))!;
+        const parked = (await t.claim('w2', 1000))!;
+        await t.nack(parked, 5000);
+        await t.claim('w3', 10);
+        await tick(100);
+        const snapshot: TransportSnapshot = await t.inspect();
+        expect(snapshot.now).toBe(h.clock.now());
+        const view = snapshot.groups.map((g) => [g.groupId, g.inFlight, g.messages.map((m) => [m.event, m.state, m.holder, m.attempt])]);
+        expect(view).toEqual([
+          ['fresh', false, [['f1', 'ready', null, 0]]],
+          ['leased', true, [['l1', 'leased', 'w1', 1], ['l2', 'ready', null, 0]]],
+          ['parked', true, [['p1', 'parked', null, 1]]],
+          ['expired', false, [['e1', 'expired', 'w3', 1]]],
+        ]);
+        expect(snapshot.groups[1]!.messages[0]!.expiresAt).toBe(leased.expiresAt);
+        expect(snapshot.groups[0]!.messages[0]!.key).toBe('k1');
+        expect(snapshot.groups.map((g) => g.claimOrder)).toEqual([0, 1, 2, 3]);
+      });
+    });
+
+    describe('bad input is refused before anything changes', () => {
+      const badCalls: [string, (t: Transport<any>, lease: Lease) => Promise<unknown>, typeof TypeError | typeof RangeError][] = [
+        ['publish: empty group id', (t) => t.publish('', 1), RangeError],
+        ['publish: non-string group id', (t) => t.publish(42 as unknown as string, 1), TypeError],
+        ['publish: missing group id', (t) => t.publish(undefined as unknown as string, 1), TypeError],
+        ['publish: priority 5', (t) => t.publish('g', 1, { priority: 5 }), RangeError],
+        ['publish: priority 1.5', (t) => t.publish('g', 1, { priority: 1.5 }), RangeError],
+        ['publish: priority -1', (t) => t.publish('g', 1, { priority: -1 }), RangeError],
+        ['publish: priority as a string', (t) => t.publish('g', 1, { priority: '1' as unknown as number }), TypeError],
+        ['publish: empty key', (t) => t.publish('g', 1, { key: '' }), RangeError],
+        ['publish: options not an object', (t) => t.publish('g', 1, 3 as unknown as object), TypeError],
+        ['claim: empty worker id', (t) => t.claim('', 1000), RangeError],
+        ['claim: visibility 0', (t) => t.claim('w', 0), RangeError],
+        ['claim: visibility -1', (t) => t.claim('w', -1), RangeError],
+        ['claim: visibility NaN', (t) => t.claim('w', NaN), RangeError],
+        ['claim: visibility Infinity', (t) => t.claim('w', Infinity), RangeError],
+        ['claim: visibility as a string', (t) => t.claim('w', '10' as unknown as number), TypeError],
+        ['claim: minPriority 5', (t) => t.claim('w', 1000, { minPriority: 5 }), RangeError],
+        ['nack: negative delay', (t, l) => t.nack(l, -1), RangeError],
+        ['nack: NaN delay', (t, l) => t.nack(l, NaN), RangeError],
+        ['extend: visibility 0', (t, l) => t.extend(l, 0), RangeError],
+        ['ack: not a lease', (t) => t.ack({} as Lease), TypeError],
+        ['ack: null', (t) => t.ack(null as unknown as Lease), TypeError],
+        ['ack: seq 0', (t, l) => t.ack({ ...l, seq: 0 }), RangeError],
+        ['redrive: seq 1.5', (t) => t.redrive(1.5), RangeError],
+      ];
+      for (const [label, call, errorClass] of badCalls) {
+        it(`rejects ${label} with ${errorClass.name}`, async () => {
+          await t.publish('g', 'job');
+          await t.publish('g', 'next');
+          const lease = (await t.claim('w', 1000))!;
+          const before = await t.inspect();
+          const error = await call(t, lease).then(() => undefined, (e: unknown) => e);
+          expect(error).toBeInstanceOf(errorClass);
+          expect(await t.inspect()).toEqual(before);
+        });
+      }
+
+      const unstorable: [string, () => unknown][] = [
+        ['a cycle', () => { const a: Record<string, unknown> = {}; a.self = a; return a; }],
+        ['a BigInt', () => ({ n: 10n })],
+        ['a function', () => ({ f: () => 1 })],
+        ['undefined', () => undefined],
+        ['NaN', () => ({ n: NaN })],
+        ['a Map', () => ({ m: new Map([[1, 2]]) })],
+      ];
+      for (const [label, event] of unstorable) {
+        it(`refuses an event holding ${label} when events are stored as JSON, and keeps it by identity otherwise`, async () => {
+          const before = await t.inspect();
+          const value = event();
+          if (caps.json) {
+            await expect(t.publish('g', value)).rejects.toThrow(TypeError);
+            expect(await t.inspect()).toEqual(before);
+          } else {
+            await t.publish('g', value);
+            expect((await t.claim('w', 1000))!.event).toBe(value);
+          }
+        });
+      }
+
+      it('returns the very event object in memory, an equal copy over JSON', async () => {
+        const event = { nested: { list: [1, 'two', null, true] } };
+        await t.publish('g', event);
+        const lease = (await t.claim('w', 1000))!;
+        expect(lease.event).toEqual(event);
+        if (caps.json) expect(lease.event).not.toBe(event);
+        else expect(lease.event).toBe(event);
+      });
+
+      it('round-trips group ids and events that look like SQL or HTML, and non-ASCII text', async () => {
+        const names = ["'); DROP TABLE lh_messages;--", '<img src=x onerror=alert(1)>', 'заказ-7 🧾 注文', 'a\u0000b'];
+        for (const name of names) await t.publish(name, { name }, { key: name });
+        const seen = [];
+        for (let lease = await take(); lease; lease = await take()) seen.push([lease.groupId, lease.event.name]);
+        expect(seen).toEqual(names.map((n) => [n, n]));
+      });
+    });
+
+    describe('close', () => {
+      it('rejects every call after close with ClosedError', async () => {
+        await t.publish('g', 1);
+        const lease = (await t.claim('w', 1000))!;
+        await t.close();
+        await t.close();
+        for (const call of [() => t.publish('g', 1), () => t.claim('w', 1), () => t.ack(lease), () => t.inspect(), () => t.deadLetters()]) {
+          await expect(call()).rejects.toBeInstanceOf(ClosedError);
+        }
+      });
+    });
+
+    describe('durability', () => {
+      it.skipIf(!caps.persistent)('keeps every message across a reopen, and the lease that was held runs out and is claimable', async () => {
+        await t.publish('a', 'a1', { priority: 2 });
+        await t.publish('a', 'a2');
+        await t.publish('b', 'b1', { key: 'k' });
+        const held = (await t.claim('w', 1000))!;
+        t = await h.reopen!();
+        const snapshot = await t.inspect();
+        expect(snapshot.groups.map((g) => [g.groupId, g.priority, g.messages.map((m) => m.event)])).toEqual([
+          ['b', 0, ['b1']],
+          ['a', 2, ['a1', 'a2']],
+        ]);
+        expect(await t.publish('b', 'dup', { key: 'k' })).toBe(snapshot.groups[0]!.messages[0]!.seq);
+        await tick(1001);
+        expect((await t.claim('w2', 1000, { minPriority: 2 }))).toMatchObject({ seq: held.seq, attempt: 2 });
+      });
+    });
+  });
+}

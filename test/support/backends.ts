@@ -1,0 +1,77 @@
+/** Factories for every Node backend, shared by the conformance, model and oracle tests. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock } from '../../src/clock.js';
+import type { SqlDatabase } from '../../src/sqlite/driver.js';
+import { openBetterSqliteDatabase } from '../../src/sqlite/better.js';
+import { openWasmDatabase } from '../../src/sqlite/wasm.js';
+import type { TransportOptions } from '../../src/transport/contract.js';
+import { InMemoryTransport } from '../../src/transport/memory.js';
+import { SqliteTransport } from '../../src/transport/sqlite.js';
+import type { TransportCaps, TransportHarness } from '../conformance/transport.js';
+
+/** A scratch directory for database files, removed by the returned function. */
+export function scratchDir(): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'leasehold-test-'));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface TransportBackend {
+  name: string;
+  caps: TransportCaps;
+  make(options: Omit<TransportOptions, 'clock'>): Promise<TransportHarness>;
+}
+
+const sqlHarness = async (
+  openDb: () => Promise<SqlDatabase>,
+  options: Omit<TransportOptions, 'clock'>,
+  cleanup: () => void = () => {},
+  reopenable = false,
+): Promise<TransportHarness> => {
+  const clock = new ManualClock(1_000_000);
+  let db = await openDb();
+  const harness: TransportHarness = {
+    transport: new SqliteTransport(db, { ...options, clock: clock.now }),
+    clock,
+    async dispose() {
+      db.close();
+      cleanup();
+    },
+  };
+  if (reopenable) {
+    harness.reopen = async () => {
+      await harness.transport.close();
+      db.close();
+      db = await openDb();
+      harness.transport = new SqliteTransport(db, { ...options, clock: clock.now });
+      return harness.transport;
+    };
+  }
+  return harness;
+};
+
+export const transportBackends: TransportBackend[] = [
+  {
+    name: 'InMemoryTransport',
+    caps: { json: false, persistent: false },
+    async make(options) {
+      const clock = new ManualClock(1_000_000);
+      return { transport: new InMemoryTransport({ ...options, clock: clock.now }), clock, dispose: async () => {} };
+    },
+  },
+  {
+    name: 'SqliteTransport on sqlite-wasm (:memory:)',
+    caps: { json: true, persistent: false },
+    make: (options) => sqlHarness(() => openWasmDatabase(), options),
+  },
+  {
+    name: 'SqliteTransport on better-sqlite3 (file, WAL)',
+    caps: { json: true, persistent: true },
+    make(options) {
+      const scratch = scratchDir();
+      const file = join(scratch.dir, 'queue.db');
+      return sqlHarness(() => openBetterSqliteDatabase(file), options, scratch.remove, true);
+    },
+  },
+];

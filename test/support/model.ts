@@ -1,0 +1,133 @@
+/**
+ * A reference model of the transport contract, written for obviousness, not speed: the seed's
+ * own algorithm (scan and sort every message on each claim) plus DESIGN.md's extensions.
+ * The model-based tests run random command sequences against it and a real backend side by side.
+ */
+export interface ModelMessage {
+  seq: number;
+  groupId: string;
+  event: unknown;
+  key: string | null;
+  attempt: number;
+  holder: string | null;
+  expiry: number | null;
+}
+
+interface ModelGroup {
+  priority: number;
+  claimOrder: number;
+}
+
+export interface ModelLease {
+  seq: number;
+  groupId: string;
+  workerId: string;
+  attempt: number;
+  expiresAt: number;
+}
+
+export class TransportModel {
+  messages: ModelMessage[] = [];
+  groups = new Map<string, ModelGroup>();
+  dead: { seq: number; groupId: string; priority: number; event: unknown; attempt: number; deadAt: number }[] = [];
+  lastSeq = 0;
+  counter = 0;
+
+  constructor(readonly maxAttempts = Infinity) {}
+
+  publish(groupId: string, event: unknown, priority: number, key: string | null): number {
+    const same = key === null ? undefined : this.messages.find((m) => m.groupId === groupId && m.key === key);
+    if (same) return same.seq;
+    const seq = ++this.lastSeq;
+    this.messages.push({ seq, groupId, event, key, attempt: 0, holder: null, expiry: null });
+    if (!this.groups.has(groupId)) this.groups.set(groupId, { priority, claimOrder: 0 });
+    return seq;
+  }
+
+  inFlight(groupId: string, now: number): boolean {
+    return this.messages.some((m) => m.groupId === groupId && m.expiry !== null && m.expiry >= now);
+  }
+
+  claim(workerId: string, visibility: number, minPriority: number, now: number): ModelLease | null {
+    for (;;) {
+      const candidates = this.messages
+        .filter((m) => (m.expiry === null || m.expiry < now) && !this.inFlight(m.groupId, now) && this.groups.get(m.groupId)!.priority >= minPriority)
+        .sort((a, b) => this.groups.get(a.groupId)!.claimOrder - this.groups.get(b.groupId)!.claimOrder || a.seq - b.seq);
+      const m = candidates[0];
+      if (!m) return null;
+      if (m.attempt >= this.maxAttempts) {
+        this.dead.push({ seq: m.seq, groupId: m.groupId, priority: this.groups.get(m.groupId)!.priority, event: m.event, attempt: m.attempt, deadAt: now });
+        this.remove(m);
+        continue;
+      }
+      m.attempt += 1;
+      m.holder = workerId;
+      m.expiry = now + visibility;
+      this.groups.get(m.groupId)!.claimOrder = ++this.counter;
+      return { seq: m.seq, groupId: m.groupId, workerId, attempt: m.attempt, expiresAt: m.expiry };
+    }
+  }
+
+  held(lease: ModelLease): ModelMessage | undefined {
+    return this.messages.find((m) => m.seq === lease.seq && m.attempt === lease.attempt && m.holder === lease.workerId && m.groupId === lease.groupId);
+  }
+
+  ack(lease: ModelLease): boolean {
+    const m = this.held(lease);
+    if (m) this.remove(m);
+    return m !== undefined;
+  }
+
+  nack(lease: ModelLease, delay: number, now: number): boolean {
+    const m = this.held(lease);
+    if (!m) return false;
+    m.holder = null;
+    m.expiry = delay === 0 ? null : now + delay;
+    return true;
+  }
+
+  extend(lease: ModelLease, visibility: number, now: number): number | null {
+    const m = this.held(lease);
+    if (!m) return null;
+    m.expiry = now + visibility;
+    return m.expiry;
+  }
+
+  redrive(seq: number): number | null {
+    const index = this.dead.findIndex((d) => d.seq === seq);
+    if (index < 0) return null;
+    const [letter] = this.dead.splice(index, 1);
+    const newSeq = ++this.lastSeq;
+    this.messages.push({ seq: newSeq, groupId: letter!.groupId, event: letter!.event, key: null, attempt: 0, holder: null, expiry: null });
+    if (!this.groups.has(letter!.groupId)) this.groups.set(letter!.groupId, { priority: letter!.priority, claimOrder: 0 });
+    return newSeq;
+  }
+
+  private remove(m: ModelMessage): void {
+    this.messages.splice(this.messages.indexOf(m), 1);
+    if (!this.messages.some((x) => x.groupId === m.groupId)) this.groups.delete(m.groupId);
+  }
+
+  /** The model's view in the shape the tests compare `inspect()` against. */
+  view(now: number): unknown {
+    const order = [...this.groups.entries()].sort(
+      ([a, ga], [b, gb]) => ga.claimOrder - gb.claimOrder || this.first(a) - this.first(b),
+    );
+    return order.map(([groupId, g]) => ({
+      groupId,
+      priority: g.priority,
+      claimOrder: g.claimOrder,
+      inFlight: this.inFlight(groupId, now),
+      messages: this.messages
+        .filter((m) => m.groupId === groupId)
+        .map((m) => {
+          const state = m.expiry === null ? 'ready' : m.holder !== null ? (m.expiry >= now ? 'leased' : 'expired') : m.expiry >= now ? 'parked' : 'ready';
+          return { seq: m.seq, state, attempt: m.attempt, holder: m.holder, expiresAt: state === 'ready' ? null : m.expiry, key: m.key };
+        }),
+    }));
+  }
+
+  private first(groupId: string): number {
+    return this.messages.find((m) => m.groupId === groupId)!.seq;
+  }
+}
