@@ -26,3 +26,21 @@ export type {
   TransportOptions,
   TransportSnapshot,
 } from './transport/contract.js';
+
+// The execution store: per-entity workflow state with a transactional outbox, timers, spawns and a trace.
+export { InMemoryStore } from './store/memory.js';
+export { SqliteStore } from './store/sqlite.js';
+export { DEFAULT_TRACE_MAX } from './store/contract.js';
+export type {
+  CommitChanges,
+  DueTimer,
+  EmitChange,
+  Execution,
+  ExecutionStore,
+  ExecutionStoreOptions,
+  OutboxEntry,
+  SpawnChange,
+  SpawnEntry,
+  TimerChange,
+  TraceStep,
+} from './store/contract.js';
