@@ -6,64 +6,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { SqlDatabase } from '../src/sqlite/driver.js';
 import { openWasmDatabase } from '../src/sqlite/wasm.js';
+import { SeedSqlTransport } from './support/seed.js';
 import type { Lease } from '../src/transport/contract.js';
 import { transportBackends } from './support/backends.js';
-
-const SEED_SCHEMA = `
-CREATE TABLE IF NOT EXISTS messages (
-  seq          INTEGER PRIMARY KEY AUTOINCREMENT,
-  group_id     TEXT NOT NULL,
-  event        TEXT NOT NULL,
-  locked_by    TEXT,
-  lock_expiry  REAL
-);
-CREATE TABLE IF NOT EXISTS groups (
-  group_id       TEXT PRIMARY KEY,
-  last_claimed_at REAL NOT NULL DEFAULT 0.0,
-  priority        INT  NOT NULL DEFAULT 0
-);`;
-
-const SEED_CLAIM = `
-SELECT m.seq, m.group_id, m.event
-  FROM messages m JOIN groups g ON g.group_id = m.group_id
-  WHERE (m.locked_by IS NULL OR m.lock_expiry < ?)
-    AND m.group_id NOT IN (
-      SELECT group_id FROM messages WHERE locked_by IS NOT NULL AND lock_expiry >= ?)
-    AND g.priority >= ?
-  ORDER BY g.last_claimed_at ASC, m.seq ASC LIMIT 1`;
-
-/** The seed's SqliteTransport, operation by operation, as 001 writes it. */
-class SeedTransport {
-  private readonly claimStmt;
-  constructor(private readonly db: SqlDatabase) {
-    db.exec(SEED_SCHEMA);
-    this.claimStmt = db.prepare(SEED_CLAIM);
-  }
-  publish(groupId: string, event: unknown, priority: number): number {
-    const { seq } = this.db.prepare('INSERT INTO messages (group_id, event) VALUES (?, ?) RETURNING seq').get<{ seq: number }>(groupId, JSON.stringify(event))!;
-    this.db.prepare('INSERT OR IGNORE INTO groups (group_id, priority) VALUES (?, ?)').run(groupId, priority);
-    return seq;
-  }
-  claim(workerId: string, visibility: number, minPriority: number, now: number): number | null {
-    return this.db.transaction(() => {
-      const row = this.claimStmt.get<{ seq: number; group_id: string }>(now, now, minPriority);
-      if (!row) return null;
-      this.db.prepare('UPDATE groups SET last_claimed_at = ? WHERE group_id = ?').run(now, row.group_id);
-      this.db.prepare('UPDATE messages SET locked_by = ?, lock_expiry = ? WHERE seq = ?').run(workerId, now + visibility, row.seq);
-      return row.seq;
-    });
-  }
-  ack(seq: number, groupId: string): void {
-    this.db.prepare('DELETE FROM messages WHERE seq = ?').run(seq);
-    this.db.prepare('DELETE FROM groups WHERE group_id = ? AND NOT EXISTS (SELECT 1 FROM messages WHERE group_id = ?)').run(groupId, groupId);
-  }
-  nack(seq: number, delay: number, now: number): void {
-    if (delay > 0) this.db.prepare("UPDATE messages SET locked_by = '__parked__', lock_expiry = ? WHERE seq = ?").run(now + delay, seq);
-    else this.db.prepare('UPDATE messages SET locked_by = NULL, lock_expiry = NULL WHERE seq = ?').run(seq);
-  }
-}
 
 type Op =
   | { kind: 'publish'; group: number; priority: number }
@@ -87,7 +33,7 @@ describe.each(transportBackends)('the seed SQL oracle: $name', (backend) => {
       fc.asyncProperty(fc.array(op, { minLength: 20, maxLength: 80, size: 'max' }), async (ops) => {
         const h = await backend.make({});
         const seedDb = await openWasmDatabase();
-        const seed = new SeedTransport(seedDb);
+        const seed = new SeedSqlTransport(seedDb);
         const held: Lease[] = [];
         try {
           for (const o of ops) {

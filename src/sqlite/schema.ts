@@ -48,6 +48,21 @@ const migrations: readonly string[] = [
 
   CREATE TABLE lh_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
   INSERT INTO lh_counters (name, value) VALUES ('claim', 0);
+
+  -- A group row mirrors its head message: these triggers keep it in step with every statement
+  -- that changes a message, so no code path can forget to, and a claim or an ack costs one
+  -- statement from JavaScript instead of three (each crossing into wasm costs ~4 µs).
+  CREATE TRIGGER lh_head_lock AFTER UPDATE OF lock_expiry ON lh_messages BEGIN
+    UPDATE lh_groups SET locked_until = NEW.lock_expiry WHERE group_id = NEW.group_id;
+  END;
+  CREATE TRIGGER lh_head_claimed AFTER UPDATE OF attempt ON lh_messages WHEN NEW.attempt > OLD.attempt BEGIN
+    UPDATE lh_counters SET value = value + 1 WHERE name = 'claim';
+    UPDATE lh_groups SET claim_order = (SELECT value FROM lh_counters WHERE name = 'claim') WHERE group_id = NEW.group_id;
+  END;
+  CREATE TRIGGER lh_head_removed AFTER DELETE ON lh_messages BEGIN
+    DELETE FROM lh_groups WHERE group_id = OLD.group_id AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE group_id = OLD.group_id);
+    UPDATE lh_groups SET locked_until = NULL WHERE group_id = OLD.group_id;
+  END;
   `,
   // 2: the execution store.
   `

@@ -63,7 +63,8 @@ export function fromWasmDatabase(db: Database): SqlDatabase {
 }
 
 function wrapStatement(db: Database, stmt: PreparedStatement): SqlStatement {
-  // bind() rejects an empty array, and reset(true) clears the previous call's bindings.
+  // bind() rejects an empty array. Every call binds all of a statement's parameters, so
+  // reset() need not clear the previous bindings (one wasm call fewer per statement).
   const bind = (params: SqlValue[]): void => {
     if (params.length > 0) stmt.bind(params);
   };
@@ -74,7 +75,7 @@ function wrapStatement(db: Database, stmt: PreparedStatement): SqlStatement {
         stmt.step();
         return db.changes();
       } finally {
-        stmt.reset(true);
+        stmt.reset();
       }
     },
     get<T>(...params: SqlValue[]): T | undefined {
@@ -82,7 +83,7 @@ function wrapStatement(db: Database, stmt: PreparedStatement): SqlStatement {
         bind(params);
         return stmt.step() ? (stmt.get({}) as T) : undefined;
       } finally {
-        stmt.reset(true);
+        stmt.reset();
       }
     },
     all<T>(...params: SqlValue[]): T[] {
@@ -92,7 +93,7 @@ function wrapStatement(db: Database, stmt: PreparedStatement): SqlStatement {
         while (stmt.step()) rows.push(stmt.get({}) as SqlRow);
         return rows as T[];
       } finally {
-        stmt.reset(true);
+        stmt.reset();
       }
     },
   };

@@ -73,8 +73,8 @@ export class SqliteTransport<E = unknown> implements Transport<E> {
   readonly #clock: () => number;
   readonly #maxAttempts: number;
   readonly #sql: Record<
-    | 'findKey' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'head' | 'bumpCounter' | 'leaseMessage' | 'leaseGroup'
-    | 'buryMessage' | 'deleteMessage' | 'dropGroupIfEmpty' | 'freeGroup' | 'releaseMessage' | 'lockGroup' | 'ackMessage'
+    | 'findKey' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'headSeq' | 'claimNext'
+    | 'buryMessage' | 'deleteMessage' | 'releaseMessage' | 'ackMessage'
     | 'extendMessage' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter' | 'redriveMessage',
     SqlStatement
   >;
@@ -92,26 +92,27 @@ export class SqliteTransport<E = unknown> implements Transport<E> {
     }
     this.#db = db;
     this.#clock = clock;
-    this.#maxAttempts = maxAttempts;
+    // SQLite compares against a bound integer; 'unlimited' becomes the largest safe one.
+    this.#maxAttempts = Math.min(maxAttempts, Number.MAX_SAFE_INTEGER);
     migrate(db);
     const p = (sql: string) => db.prepare(sql);
     const nextFree = 'SELECT group_id, priority, claim_order, first_seq FROM lh_groups WHERE locked_until IS NULL AND priority >= ? ORDER BY claim_order, first_seq LIMIT 1';
     const nextLapsed = 'SELECT group_id, priority, claim_order, first_seq FROM lh_groups WHERE locked_until < ? AND priority >= ? ORDER BY claim_order, first_seq LIMIT 1';
+    const nextGroup = `SELECT * FROM (${nextFree}) UNION ALL SELECT * FROM (${nextLapsed}) ORDER BY claim_order, first_seq LIMIT 1`;
     this.#sql = {
       findKey: p('SELECT seq FROM lh_messages WHERE group_id = ? AND key = ?'),
       insertMessage: p('INSERT INTO lh_messages (group_id, event, key) VALUES (?, ?, ?) RETURNING seq'),
       insertGroup: p('INSERT OR IGNORE INTO lh_groups (group_id, priority, first_seq) VALUES (?, ?, ?)'),
-      nextGroup: p(`SELECT * FROM (${nextFree}) UNION ALL SELECT * FROM (${nextLapsed}) ORDER BY claim_order, first_seq LIMIT 1`),
-      head: p('SELECT seq, event, attempt FROM lh_messages WHERE group_id = ? ORDER BY seq LIMIT 1'),
-      bumpCounter: p("UPDATE lh_counters SET value = value + 1 WHERE name = 'claim' RETURNING value"),
-      leaseMessage: p('UPDATE lh_messages SET locked_by = ?, lock_expiry = ?, attempt = attempt + 1 WHERE seq = ?'),
-      leaseGroup: p('UPDATE lh_groups SET claim_order = ?, locked_until = ? WHERE group_id = ?'),
+      nextGroup: p(nextGroup),
+      headSeq: p('SELECT seq FROM lh_messages WHERE group_id = ? ORDER BY seq LIMIT 1'),
+      claimNext: p(
+        'UPDATE lh_messages SET locked_by = ?, lock_expiry = ?, attempt = attempt + 1 WHERE seq = (' +
+          `SELECT seq FROM lh_messages WHERE group_id = (SELECT group_id FROM (${nextGroup})) ORDER BY seq LIMIT 1` +
+          ') AND attempt < ? RETURNING seq, group_id, event, attempt',
+      ),
       buryMessage: p('INSERT INTO lh_dead_letters (seq, group_id, priority, event, attempt, dead_at) SELECT seq, group_id, ?, event, attempt, ? FROM lh_messages WHERE seq = ?'),
       deleteMessage: p('DELETE FROM lh_messages WHERE seq = ?'),
-      dropGroupIfEmpty: p('DELETE FROM lh_groups WHERE group_id = ? AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE group_id = ?)'),
-      freeGroup: p('UPDATE lh_groups SET locked_until = NULL WHERE group_id = ?'),
       releaseMessage: p(`UPDATE lh_messages SET locked_by = NULL, lock_expiry = ? WHERE ${LEASE_MATCH}`),
-      lockGroup: p('UPDATE lh_groups SET locked_until = ? WHERE group_id = ?'),
       ackMessage: p(`DELETE FROM lh_messages WHERE ${LEASE_MATCH}`),
       extendMessage: p(`UPDATE lh_messages SET lock_expiry = ? WHERE ${LEASE_MATCH}`),
       groups: p('SELECT group_id, priority, claim_order, first_seq, locked_until FROM lh_groups ORDER BY claim_order, first_seq'),
@@ -146,28 +147,17 @@ export class SqliteTransport<E = unknown> implements Transport<E> {
     return this.#db.transaction(() => {
       const now = readClock(this.#clock);
       for (;;) {
+        const expiresAt = now + visibilityMs;
+        // One statement picks the group, then its head, and leases it, unless the head already
+        // had maxAttempts deliveries.
+        const head = sql.claimNext.get<HeadRow & { group_id: string }>(workerId, expiresAt, minPriority, now, minPriority, this.#maxAttempts);
+        if (head) return { seq: head.seq, groupId: head.group_id, event: JSON.parse(head.event) as E, workerId, attempt: head.attempt, expiresAt };
         const group = sql.nextGroup.get<GroupRow>(minPriority, now, minPriority);
         if (!group) return null;
-        const head = sql.head.get<HeadRow>(group.group_id)!;
-        if (head.attempt >= this.#maxAttempts) {
-          // Poison message: out of its group, which keeps its place in the round-robin order.
-          sql.buryMessage.run(group.priority, now, head.seq);
-          sql.deleteMessage.run(head.seq);
-          this.#afterHeadRemoved(group.group_id);
-          continue;
-        }
-        const expiresAt = now + visibilityMs;
-        const { value: claimOrder } = sql.bumpCounter.get<{ value: number }>()!;
-        sql.leaseMessage.run(workerId, expiresAt, head.seq);
-        sql.leaseGroup.run(claimOrder, expiresAt, group.group_id);
-        return {
-          seq: head.seq,
-          groupId: group.group_id,
-          event: JSON.parse(head.event) as E,
-          workerId,
-          attempt: head.attempt + 1,
-          expiresAt,
-        };
+        // Poison message: out of its group, which keeps its place in the round-robin order.
+        const { seq } = sql.headSeq.get<{ seq: number }>(group.group_id)!;
+        sql.buryMessage.run(group.priority, now, seq);
+        sql.deleteMessage.run(seq);
       }
     });
   }
@@ -177,7 +167,6 @@ export class SqliteTransport<E = unknown> implements Transport<E> {
     this.#ensureOpen();
     this.#db.transaction(() => {
       if (this.#sql.ackMessage.run(...leaseKey(lease)) === 0) throw lost(lease);
-      this.#afterHeadRemoved(lease.groupId);
     });
   }
 
@@ -188,7 +177,6 @@ export class SqliteTransport<E = unknown> implements Transport<E> {
     this.#db.transaction(() => {
       const until = delayMs === 0 ? null : readClock(this.#clock) + delayMs;
       if (this.#sql.releaseMessage.run(until, ...leaseKey(lease)) === 0) throw lost(lease);
-      this.#sql.lockGroup.run(until, lease.groupId);
     });
   }
 
@@ -199,7 +187,6 @@ export class SqliteTransport<E = unknown> implements Transport<E> {
     return this.#db.transaction(() => {
       const expiresAt = readClock(this.#clock) + visibilityMs;
       if (this.#sql.extendMessage.run(expiresAt, ...leaseKey(lease)) === 0) throw lost(lease);
-      this.#sql.lockGroup.run(expiresAt, lease.groupId);
       return { ...lease, expiresAt };
     });
   }
@@ -249,11 +236,6 @@ export class SqliteTransport<E = unknown> implements Transport<E> {
 
   #ensureOpen(): void {
     if (this.#closed) throw new ClosedError('transport');
-  }
-
-  /** After the head left a group: drop the group if it is empty, else its new head is free. */
-  #afterHeadRemoved(groupId: string): void {
-    if (this.#sql.dropGroupIfEmpty.run(groupId, groupId) === 0) this.#sql.freeGroup.run(groupId);
   }
 }
 
