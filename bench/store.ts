@@ -3,7 +3,7 @@
  * of context, one emit, one timer re-armed, one trace step: what the runtime writes per handled
  * event) and loads per second. Each figure is the median of 5 timed runs after a warm-up run.
  *
- * The lead's bench runner imports `benchStore` and prints the rows; nothing here asserts.
+ * `bench/run.ts` imports `benchStore` and prints the rows; nothing here asserts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,14 +14,7 @@ import { openWasmDatabase } from '../src/sqlite/wasm.js';
 import type { Execution, ExecutionStore } from '../src/store/contract.js';
 import { InMemoryStore } from '../src/store/memory.js';
 import { SqliteStore } from '../src/store/sqlite.js';
-
-/** One measured figure. `spread` is the slowest and fastest of the timed runs. */
-export interface BenchRow {
-  workload: string;
-  backend: string;
-  opsPerSec: number;
-  spread: string;
-}
+import { repeat, type BenchRow } from './lib.js';
 
 interface Backend {
   name: string;
@@ -46,21 +39,11 @@ function context(n: number): Record<string, unknown> {
   };
 }
 
-async function timeRuns(ops: number, body: (i: number) => Promise<void>): Promise<{ median: number; min: number; max: number }> {
-  const rates: number[] = [];
-  for (let run = 0; run <= RUNS; run++) {
-    const start = performance.now();
-    for (let i = 0; i < ops; i++) await body(i);
-    const rate = ops / ((performance.now() - start) / 1000);
-    if (run > 0) rates.push(rate); // run 0 warms the JIT and the page cache
-  }
-  rates.sort((a, b) => a - b);
-  return { median: rates[RUNS >> 1]!, min: rates[0]!, max: rates[RUNS - 1]! };
-}
-
-function row(workload: string, backend: string, r: { median: number; min: number; max: number }): BenchRow {
-  const round = (n: number) => Math.round(n).toLocaleString('en-US');
-  return { workload, backend, opsPerSec: Math.round(r.median), spread: `${round(r.min)}–${round(r.max)}` };
+/** Ops per second of one timed run of `ops` awaited calls. */
+async function rate(ops: number, body: (i: number) => Promise<void>): Promise<number> {
+  const start = performance.now();
+  for (let i = 0; i < ops; i++) await body(i);
+  return ops / ((performance.now() - start) / 1000);
 }
 
 async function benchBackend(backend: Backend): Promise<BenchRow[]> {
@@ -68,7 +51,7 @@ async function benchBackend(backend: Backend): Promise<BenchRow[]> {
   try {
     const executions: Execution[] = Array.from({ length: EXECUTIONS }, (_, n) => ({ id: `exe-${n}`, version: 0, status: 'running', context: context(n) }));
     let clock = 0;
-    const commits = await timeRuns(backend.ops, async (i) => {
+    const commits = await repeat(RUNS, () => rate(backend.ops, async (i) => {
       const exe = executions[i % EXECUTIONS]!;
       exe.status = i % 3 === 0 ? 'waiting' : 'running';
       clock++;
@@ -77,11 +60,14 @@ async function benchBackend(backend: Backend): Promise<BenchRow[]> {
         timers: [{ action: 'schedule', path: 'waiting.timeout', fireAt: clock + 30_000 }],
         trace: { event: 'Advance', from: 'waiting', to: 'running', at: clock },
       });
-    });
-    const loads = await timeRuns(backend.ops, async (i) => {
+    }));
+    const loads = await repeat(RUNS, () => rate(backend.ops, async (i) => {
       await store.load(`exe-${(i * 7919) % EXECUTIONS}`);
-    });
-    return [row('store commit (1 KB context, emit, timer, trace)', backend.name, commits), row('store load', backend.name, loads)];
+    }));
+    return [
+      { workload: 'store commit (1 KB context, emit, timer, trace)', backend: backend.name, ...commits },
+      { workload: 'store load', backend: backend.name, ...loads },
+    ];
   } finally {
     close();
   }
