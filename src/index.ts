@@ -13,8 +13,9 @@ export type { SqlDatabase, SqlRow, SqlStatement, SqlValue } from './sqlite/drive
 // The transport: a durable queue of events in groups, delivered under leases.
 export { InMemoryTransport } from './transport/memory.js';
 export { SqliteTransport } from './transport/sqlite.js';
-export { MESSAGE_STATES } from './transport/contract.js';
+export { isChangeNotifier, MESSAGE_STATES } from './transport/contract.js';
 export type {
+  ChangeNotifier,
   ClaimOptions,
   DeadLetter,
   GroupSnapshot,

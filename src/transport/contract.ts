@@ -194,3 +194,24 @@ export interface Transport<E = unknown> {
   /** Releases the backend's resources. Idempotent. Messages stay where they are (SQL: in the database). */
   close(): Promise<void>;
 }
+
+/**
+ * Implemented by transports that can say when work may have become claimable, so idle
+ * consumers can wait for a notice instead of polling. A notice is a hint, never a promise:
+ * a woken consumer may find nothing (another took it), and work that becomes claimable only
+ * because time passed (a lease or park running out) raises no notice, so consumers still poll
+ * at their own pace for that.
+ */
+export interface ChangeNotifier {
+  /**
+   * Calls `listener` after each committed change that can make a message claimable (publish,
+   * ack with more messages in the group, nack, redrive), possibly coalesced. Returns a function
+   * that unsubscribes.
+   */
+  onChange(listener: () => void): () => void;
+}
+
+/** Whether `transport` implements {@link ChangeNotifier}. */
+export function isChangeNotifier(transport: unknown): transport is ChangeNotifier {
+  return typeof (transport as Partial<ChangeNotifier> | null)?.onChange === 'function';
+}

@@ -10,7 +10,9 @@
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
 import { checkDuration, readClock } from '../validate.js';
 import { checkClaim, checkLease, checkPublish, checkSeq, checkTransportOptions, MAX_PRIORITY, messageState } from './shared.js';
+import { Listeners } from './notifier.js';
 import type {
+  ChangeNotifier,
   ClaimOptions,
   DeadLetter,
   GroupSnapshot,
@@ -67,7 +69,7 @@ const byExpiry = <E>(a: HeapEntry<E>, b: HeapEntry<E>): boolean => a.rank < b.ra
  * was published) and so accepts any value as an event, JSON-safe or not. Nothing survives the
  * process.
  */
-export class InMemoryTransport<E = unknown> implements Transport<E> {
+export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotifier {
   readonly #clock: () => number;
   readonly #maxAttempts: number;
   readonly #messages = new Map<number, Message<E>>();
@@ -80,6 +82,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E> {
   #lastSeq = 0;
   #claimCounter = 0;
   #closed = false;
+  readonly #listeners = new Listeners();
 
   /**
    * @param options `clock` (default `Date.now`) and `maxAttempts` (default unlimited).
@@ -132,8 +135,8 @@ export class InMemoryTransport<E = unknown> implements Transport<E> {
 
   async ack(lease: Lease<E>): Promise<void> {
     const message = this.#held(lease);
-    const group = this.#groups.get(message.groupId)!;
-    this.#removeHead(group);
+    this.#removeHead(this.#groups.get(message.groupId)!);
+    this.#listeners.notify();
   }
 
   async nack(lease: Lease<E>, delayMs = 0): Promise<void> {
@@ -149,6 +152,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E> {
       message.expiry = readClock(this.#clock) + delayMs;
       this.#markLocked(group, message.expiry);
     }
+    this.#listeners.notify();
   }
 
   async extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>> {
@@ -196,6 +200,12 @@ export class InMemoryTransport<E = unknown> implements Transport<E> {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#listeners.clear();
+  }
+
+  /** Calls `listener` (on a microtask) after each publish, ack, nack and redrive. */
+  onChange(listener: () => void): () => void {
+    return this.#listeners.add(listener);
   }
 
   #ensureOpen(): void {
@@ -214,6 +224,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E> {
     }
     group.fifo.push(message);
     if (key !== null) group.keys.set(key, message);
+    this.#listeners.notify();
     return seq;
   }
 

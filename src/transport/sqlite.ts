@@ -17,7 +17,9 @@ import type { SqlDatabase, SqlStatement } from '../sqlite/driver.js';
 import { migrate } from '../sqlite/schema.js';
 import { checkDuration, readClock, toJson } from '../validate.js';
 import { checkClaim, checkLease, checkPublish, checkSeq, checkTransportOptions, messageState } from './shared.js';
+import { Listeners } from './notifier.js';
 import type {
+  ChangeNotifier,
   ClaimOptions,
   DeadLetter,
   GroupSnapshot,
@@ -68,7 +70,7 @@ const LEASE_MATCH = 'seq = ? AND attempt = ? AND locked_by = ? AND group_id = ?'
  * Creates or migrates its tables (`lh_*`) in `db` on construction. `close()` does not close
  * `db`: whoever opened it (and may share it with a `SqliteStore`) closes it.
  */
-export class SqliteTransport<E = unknown> implements Transport<E> {
+export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifier {
   readonly #db: SqlDatabase;
   readonly #clock: () => number;
   readonly #maxAttempts: number;
@@ -79,6 +81,7 @@ export class SqliteTransport<E = unknown> implements Transport<E> {
     SqlStatement
   >;
   #closed = false;
+  readonly #listeners = new Listeners();
 
   /**
    * @param db an open database (see `openWasmDatabase`, `openBetterSqliteDatabase`, the browser host).
@@ -129,7 +132,7 @@ export class SqliteTransport<E = unknown> implements Transport<E> {
     const json = toJson('event', event);
     this.#ensureOpen();
     const sql = this.#sql;
-    return this.#db.transaction(() => {
+    const seq = this.#db.transaction(() => {
       if (key !== null) {
         const existing = sql.findKey.get<{ seq: number }>(groupId, key);
         if (existing) return existing.seq;
@@ -138,6 +141,8 @@ export class SqliteTransport<E = unknown> implements Transport<E> {
       sql.insertGroup.run(groupId, priority, seq);
       return seq;
     });
+    this.#listeners.notify();
+    return seq;
   }
 
   async claim(workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
@@ -168,6 +173,7 @@ export class SqliteTransport<E = unknown> implements Transport<E> {
     this.#db.transaction(() => {
       if (this.#sql.ackMessage.run(...leaseKey(lease)) === 0) throw lost(lease);
     });
+    this.#listeners.notify();
   }
 
   async nack(lease: Lease<E>, delayMs = 0): Promise<void> {
@@ -178,6 +184,7 @@ export class SqliteTransport<E = unknown> implements Transport<E> {
       const until = delayMs === 0 ? null : readClock(this.#clock) + delayMs;
       if (this.#sql.releaseMessage.run(until, ...leaseKey(lease)) === 0) throw lost(lease);
     });
+    this.#listeners.notify();
   }
 
   async extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>> {
@@ -220,7 +227,7 @@ export class SqliteTransport<E = unknown> implements Transport<E> {
     checkSeq(seq);
     this.#ensureOpen();
     const sql = this.#sql;
-    return this.#db.transaction(() => {
+    const newSeq = this.#db.transaction(() => {
       const letter = sql.deadLetter.get<DeadRow>(seq);
       if (!letter) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
       sql.deleteDeadLetter.run(seq);
@@ -228,10 +235,21 @@ export class SqliteTransport<E = unknown> implements Transport<E> {
       sql.insertGroup.run(letter.group_id, letter.priority, newSeq);
       return newSeq;
     });
+    this.#listeners.notify();
+    return newSeq;
   }
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#listeners.clear();
+  }
+
+  /**
+   * Calls `listener` (on a microtask) after a publish, ack, nack or redrive through this object.
+   * Changes made by other connections to the same database raise no notice: poll for those.
+   */
+  onChange(listener: () => void): () => void {
+    return this.#listeners.add(listener);
   }
 
   #ensureOpen(): void {

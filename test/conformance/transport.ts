@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClosedError, LeaseholdError, LeaseLostError } from '../../src/errors.js';
-import type { Lease, Transport, TransportOptions, TransportSnapshot } from '../../src/transport/contract.js';
+import { type ChangeNotifier, isChangeNotifier, type Lease, type Transport, type TransportOptions, type TransportSnapshot } from '../../src/transport/contract.js';
 
 /** A clock the suite can move; backends read it through the function they were given. */
 export interface TestClock {
@@ -473,6 +473,32 @@ export function describeTransport(name: string, caps: TransportCaps, make: Trans
         const seen = [];
         for (let lease = await take(); lease; lease = await take()) seen.push([lease.groupId, lease.event.name]);
         expect(seen).toEqual(names.map((n) => [n, n]));
+      });
+    });
+
+    describe('change notices', () => {
+      it('notifies subscribers after publish, ack, nack and redrive, and stops after unsubscribe', async () => {
+        expect(isChangeNotifier(t)).toBe(true);
+        let notices = 0;
+        const unsubscribe = (t as Transport & ChangeNotifier).onChange(() => notices++);
+        const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+        await t.publish('g', 1);
+        await t.publish('g', 2);
+        await settle();
+        expect(notices).toBeGreaterThanOrEqual(1);
+        const afterPublish = notices;
+        await t.nack((await t.claim('w', 1000))!);
+        await settle();
+        expect(notices).toBeGreaterThan(afterPublish);
+        const afterNack = notices;
+        await t.ack((await t.claim('w', 1000))!);
+        await settle();
+        expect(notices).toBeGreaterThan(afterNack);
+        unsubscribe();
+        const final = notices;
+        await t.publish('g', 3);
+        await settle();
+        expect(notices).toBe(final);
       });
     });
 
