@@ -3,7 +3,7 @@ import { fromWasmDatabase, loadSqliteWasm } from 'leasehold/sqlite-wasm';
 try {
   const sqlite3 = await loadSqliteWasm();
   const pool = await sqlite3.installOpfsSAHPoolVfs({ name: 'leasehold-demo-visits', preserveOnInitFailure: true });
-  const db = fromWasmDatabase(new pool.OpfsSAHPoolDb('/visits.db'));
+  const db = fromWasmDatabase(sqlite3, new pool.OpfsSAHPoolDb('/visits.db'));
   db.exec('CREATE TABLE IF NOT EXISTS visits (n INTEGER NOT NULL); INSERT INTO visits SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM visits)');
   const visits = db.transaction(() => {
     db.prepare('UPDATE visits SET n = n + 1').run();

@@ -4,7 +4,7 @@ import { readFileSync, existsSync } from 'node:fs';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const expected = {
-  '.': ['LeaseholdError', 'ManualClock', 'InMemoryTransport', 'SqliteTransport'],
+  '.': ['LeaseholdError', 'ManualClock', 'InMemoryTransport', 'SqliteTransport', 'InMemoryStore', 'SqliteStore'],
   './sqlite-wasm': ['openWasmDatabase'],
   './better-sqlite3': ['openBetterSqliteDatabase'],
   './browser': [],

@@ -44,6 +44,13 @@ describe.each(drivers)('SQL driver: %s', (_name, open) => {
     db.close();
   });
 
+  it('binds and returns numbers beyond 64-bit integers faithfully', async () => {
+    const db = await open();
+    const select = db.prepare('SELECT ? AS v');
+    for (const value of [1e300, -1e300, 2 ** 63, 8.64e15, 1.5, Number.MAX_VALUE]) expect(select.get(value)).toEqual({ v: value });
+    db.close();
+  });
+
   it('refuses a nested transaction', async () => {
     const db = await open();
     expect(() => db.transaction(() => db.transaction(() => 1))).toThrow(/nested transaction/);

@@ -44,29 +44,38 @@ export async function openWasmDatabase(options: WasmDatabaseOptions = {}): Promi
   } catch (error) {
     throw toStorageError(error, (error as { resultCode?: number }).resultCode, filename);
   }
-  return fromWasmDatabase(db);
+  return fromWasmDatabase(sqlite3, db);
 }
 
 /**
- * Wraps an already open sqlite-wasm `oo1.DB` (for example an `OpfsSAHPoolDb`) in the
- * {@link SqlDatabase} seam. The returned database owns `db`: closing it closes `db`.
+ * Wraps an already open sqlite-wasm `oo1.DB` (for example an `OpfsSAHPoolDb`) of the module
+ * `sqlite3` in the {@link SqlDatabase} seam. The returned database owns `db`: closing it closes `db`.
  */
-export function fromWasmDatabase(db: Database): SqlDatabase {
+export function fromWasmDatabase(sqlite3: Sqlite3Static, db: Database): SqlDatabase {
   const filename = db.filename || ':memory:';
   return createSqlDatabase({
     filename,
-    prepare: (sql) => wrapStatement(db, db.prepare(sql)),
+    prepare: (sql) => wrapStatement(sqlite3, db, db.prepare(sql)),
     exec: (sql) => void db.exec(sql),
     close: () => db.close(),
     errorCode: (error) => (error as { resultCode?: number } | null)?.resultCode,
   });
 }
 
-function wrapStatement(db: Database, stmt: PreparedStatement): SqlStatement {
+function wrapStatement(sqlite3: Sqlite3Static, db: Database, stmt: PreparedStatement): SqlStatement {
   // bind() rejects an empty array. Every call binds all of a statement's parameters, so
   // reset() need not clear the previous bindings (one wasm call fewer per statement).
   const bind = (params: SqlValue[]): void => {
-    if (params.length > 0) stmt.bind(params);
+    if (params.length === 0) return;
+    stmt.bind(params);
+    // oo1 binds every whole number as a 64-bit integer, so one of 2^63 or more (1e300, say)
+    // would wrap to 0; bind those as the doubles they are.
+    for (let i = 0; i < params.length; i++) {
+      const value = params[i];
+      if (typeof value === 'number' && Math.abs(value) >= 2 ** 63 && Number.isFinite(value)) {
+        sqlite3.capi.sqlite3_bind_double(stmt.pointer!, i + 1, value);
+      }
+    }
   };
   return {
     run(...params) {
