@@ -45,3 +45,23 @@ export type {
   TimerChange,
   TraceStep,
 } from './store/contract.js';
+
+// The runtime: claims events, runs the handler, commits state and effects, acks; relays the outbox, timers and spawns.
+export { Runtime } from './runtime/runtime.js';
+export { CONTROL_FIELD, timeoutEventId } from './runtime/control.js';
+export type {
+  AbortSignalLike,
+  EmitEffect,
+  Effects,
+  Handler,
+  HandlerInfo,
+  RuntimeEvent,
+  RuntimeOptions,
+  Scheduler,
+  SpawnedEvent,
+  SpawnEffect,
+  StepKind,
+  StepResult,
+  TimeoutEvent,
+  TimerEffect,
+} from './runtime/types.js';

@@ -1,0 +1,214 @@
+/**
+ * The runtime: the loop that turns a transport and an execution store into an engine. See
+ * docs/GUARANTEES.md for what it promises at each point of a step and after a crash.
+ */
+import { LeaseholdError, LeaseLostError, StoreConflictError } from '../errors.js';
+import type { Execution } from '../store/contract.js';
+import { checkId, checkInteger, checkObject } from '../validate.js';
+import { leaseOf, readControl, writeControl } from './control.js';
+import { handleLease } from './handle.js';
+import { resolveOptions, type Config } from './options.js';
+import { fireTimers, relayOutbox, relaySpawns } from './relay.js';
+import type { AbortSignalLike, RuntimeEvent, RuntimeOptions, StepResult } from './types.js';
+import { ChangeWatch, sleep } from './wait.js';
+
+/** How often suspend/resume reload and retry when a handler commits under them. */
+const CONTROL_RETRIES = 20;
+/** `run()` lets the host's own tasks in after this many busy steps in a row. */
+const YIELD_EVERY = 64;
+
+/**
+ * Drives executions: claims their events from the transport, applies them with the handler,
+ * commits the new state with the dedupe mark and the effects in one store transaction, acks.
+ * Many runtimes (workers, tabs) may share one store and transport: the transport's leases keep
+ * one event per execution in flight, the store's CAS and dedupe marks make a state change land
+ * once even when a lease runs out mid-handler and another worker takes over.
+ *
+ * Guarantees, in short: delivery is at least once; state changes are effectively once (the
+ * dedupe mark commits with the state); an execution's events are handled one at a time, oldest
+ * first. A handler's own side effects (a fetch) may repeat — give them idempotency keys.
+ *
+ * @throws TypeError / RangeError from the constructor, naming the first bad option.
+ */
+export class Runtime<X extends Execution = Execution> {
+  readonly #cfg: Config<X>;
+  #claimStreak = 0;
+
+  constructor(options: RuntimeOptions<X>) {
+    this.#cfg = resolveOptions(options);
+  }
+
+  /** This runtime's worker id. */
+  get workerId(): string {
+    return this.#cfg.workerId;
+  }
+
+  /**
+   * Creates execution `id` with `fields` (their own `id`, `version` and `$runtime` are ignored)
+   * and returns it as stored (version 1).
+   * @throws StoreConflictError if an execution with this id exists.
+   * @throws TypeError / RangeError for a bad id or fields.
+   */
+  async createExecution(id: string, fields: Record<string, unknown> = {}): Promise<X> {
+    checkId('id', id);
+    checkObject('fields', fields);
+    const exe = { ...fields, id, version: 0 } as Execution;
+    writeControl(exe, { timers: {} });
+    await this.#cfg.store.save(exe as X);
+    return exe as X;
+  }
+
+  /**
+   * Publishes `event` to execution `executionId`'s group and resolves its id and seq. An event
+   * without an `id` is sent as a copy with a fresh one. The id is also the publish key: sending
+   * the same id again while the first is queued adds nothing, and once it was handled the
+   * repeat is recognised as a duplicate. The execution need not exist yet (see `missing`).
+   * @throws TypeError / RangeError for a bad id, event or priority (0–4).
+   */
+  async send(executionId: string, event: Record<string, unknown>, options?: { priority?: number }): Promise<{ id: string; seq: number }> {
+    checkId('executionId', executionId);
+    checkObject('event', event);
+    if (event.id !== undefined) checkId('event.id', event.id);
+    checkObject('options', options, true);
+    if (options?.priority !== undefined) checkInteger('options.priority', options.priority, 0, 4);
+    const sent = (event.id === undefined ? { ...event, id: this.#cfg.newId() } : event) as RuntimeEvent;
+    const seq = await this.#cfg.transport.publish(executionId, sent, { priority: options?.priority ?? 0, key: sent.id });
+    return { id: sent.id, seq };
+  }
+
+  /**
+   * Does one unit of work and says what (see {@link StepResult}). Claims an event and handles it;
+   * when nothing is claimable (or after `relayEvery` claims in a row, so relays never starve),
+   * creates spawned children, else relays the outbox, else fires due timers — one kind per step.
+   * @throws whatever the store or transport throws outside the handler (a storage failure, a
+   *   closed backend); the event claimed, if any, is redelivered when its lease runs out.
+   */
+  async step(): Promise<StepResult> {
+    const cfg = this.#cfg;
+    if (this.#claimStreak >= cfg.relayEvery) {
+      this.#claimStreak = 0;
+      const relayed = await this.#relay();
+      if (relayed) return relayed;
+    }
+    const lease = await cfg.transport.claim(cfg.workerId, cfg.visibilityMs);
+    if (lease) {
+      this.#claimStreak += 1;
+      return handleLease(cfg, lease);
+    }
+    this.#claimStreak = 0;
+    return (await this.#relay()) ?? { kind: 'idle' };
+  }
+
+  async #relay(): Promise<StepResult | undefined> {
+    const cfg = this.#cfg;
+    let count = await relaySpawns(cfg);
+    if (count > 0) return { kind: 'spawned', count };
+    count = await relayOutbox(cfg);
+    if (count > 0) return { kind: 'relayed', count };
+    count = await fireTimers(cfg);
+    if (count > 0) return { kind: 'timers', count };
+    return undefined;
+  }
+
+  /**
+   * Steps until `signal` aborts, then resolves. When idle it waits for the transport's change
+   * notice (where the transport has them) or a back-off from `idleMinMs` doubling to `idleMaxMs`
+   * (leases and parks run out without notice), and wakes at once on abort. It never spins.
+   * @throws (rejects with) the first error a step throws; the caller decides whether to restart.
+   */
+  async run(options: { signal: AbortSignalLike }): Promise<void> {
+    checkObject('options', options);
+    const signal = options.signal;
+    if (typeof signal?.addEventListener !== 'function' || typeof signal.aborted !== 'boolean') {
+      throw new TypeError('options.signal must be an AbortSignal');
+    }
+    const cfg = this.#cfg;
+    const watch = new ChangeWatch(cfg.transport);
+    let idleMs = cfg.idleMinMs;
+    let busy = 0;
+    try {
+      while (!signal.aborted) {
+        watch.dirty = false;
+        const result = await this.step();
+        if (result.kind !== 'idle') {
+          idleMs = cfg.idleMinMs;
+          // Work can keep every step inside microtasks; let timers and I/O of the host in now and then.
+          if (++busy >= YIELD_EVERY) {
+            busy = 0;
+            await sleep(cfg.scheduler, 0, signal);
+          }
+          continue;
+        }
+        busy = 0;
+        if (watch.dirty) continue;
+        await sleep(cfg.scheduler, idleMs, signal, watch.listen);
+        idleMs = Math.min(idleMs * 2, cfg.idleMaxMs);
+      }
+    } finally {
+      watch.close();
+    }
+  }
+
+  /**
+   * Suspends execution `executionId`: once this resolves, none of its events commits until
+   * `resume`. Its next event is held (its lease recorded in the execution, so any worker can
+   * release it), keeping the group blocked and losing nothing; a handler already running loses
+   * its commit to the CAS and its event is held too. Durable: every worker sharing the store
+   * sees it. Suspending a suspended execution does nothing.
+   * @throws LeaseholdError (code NOT_FOUND) if there is no such execution.
+   * @throws StoreConflictError if the execution kept changing under 20 attempts.
+   */
+  async suspend(executionId: string): Promise<void> {
+    checkId('executionId', executionId);
+    await this.#updateControl(executionId, (control) => {
+      if (control.suspended) return false;
+      control.suspended = true;
+      return true;
+    });
+  }
+
+  /**
+   * Resumes execution `executionId`: clears the suspension and releases the held event at once,
+   * whichever worker held it. If the process dies between the two, the event flows again when
+   * the hold runs out (`suspendHoldMs`). Resuming an execution that is not suspended does nothing.
+   * @throws as {@link suspend}.
+   */
+  async resume(executionId: string): Promise<void> {
+    checkId('executionId', executionId);
+    let held: ReturnType<typeof readControl>['held'];
+    await this.#updateControl(executionId, (control) => {
+      if (!control.suspended) return false;
+      held = control.held;
+      delete control.suspended;
+      delete control.held;
+      return true;
+    });
+    if (held) {
+      try {
+        await this.#cfg.transport.nack(leaseOf(held), 0);
+      } catch (error) {
+        // Its hold ran out and another worker claimed it: that worker sees the resume.
+        if (!(error instanceof LeaseLostError)) throw error;
+      }
+    }
+  }
+
+  /** Load → change the control state → save, retried on conflict. `change` returns whether to save. */
+  async #updateControl(executionId: string, change: (control: ReturnType<typeof readControl>) => boolean): Promise<void> {
+    const { store, clone } = this.#cfg;
+    for (let attempt = 1; ; attempt++) {
+      const stored = await store.load(executionId);
+      if (stored === undefined) throw new LeaseholdError('NOT_FOUND', `execution ${JSON.stringify(executionId)} does not exist`);
+      const control = readControl(stored);
+      if (!change(control)) return;
+      const exe = clone(stored);
+      writeControl(exe, control);
+      try {
+        await store.save(exe);
+        return;
+      } catch (error) {
+        if (!(error instanceof StoreConflictError) || attempt >= CONTROL_RETRIES) throw error;
+      }
+    }
+  }
+}

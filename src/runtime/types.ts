@@ -1,0 +1,174 @@
+/**
+ * The runtime's public types: what a handler receives and returns, the options of a `Runtime`,
+ * and what one `step()` reports.
+ *
+ * Terminology
+ * - **event**: a plain object with a non-empty string `id`. The id is what makes redelivery
+ *   safe: the commit that handles an event records `(executionId, event.id)` as processed, and a
+ *   redelivered copy is recognised and skipped.
+ * - **group**: an execution's events travel in the transport group whose id is the execution id,
+ *   so at most one of them is in flight and they are handled oldest first.
+ * - **effects**: what a handler returns; they land atomically with the execution's new state.
+ * - **control state**: the runtime's own bookkeeping inside each execution, under the reserved
+ *   field `$runtime` (suspension, the lease held while suspended, the armed timers).
+ */
+import type { Clock } from '../clock.js';
+import type { Execution, ExecutionStore } from '../store/contract.js';
+import type { Transport } from '../transport/contract.js';
+
+/** An event: any object with a non-empty string `id`. Other fields are the caller's. */
+export interface RuntimeEvent {
+  id: string;
+  [field: string]: unknown;
+}
+
+/** The event a due timer delivers to its execution. Its `id` is {@link timeoutEventId}. */
+export interface TimeoutEvent extends RuntimeEvent {
+  type: 'timeout';
+  path: string;
+  fireAt: number;
+}
+
+/** The first event a spawned child receives, once the runtime has created it. */
+export interface SpawnedEvent extends RuntimeEvent {
+  type: 'spawned';
+  parentId: string;
+  rootPath: string;
+  context: Record<string, unknown>;
+}
+
+/** An event to send to another execution (`to`) or to nobody in particular (`null`), after the commit. */
+export interface EmitEffect {
+  to: string | null;
+  /** Given a fresh id when it has none, before the commit, so every relay of it carries the same id. */
+  event: Record<string, unknown>;
+}
+
+/**
+ * Arm `path` at an absolute time (`at`) or after a delay from now (`afterMs`), or disarm it
+ * (`cancel: true`). Arming a path again replaces its time.
+ */
+export type TimerEffect = { path: string; at: number } | { path: string; afterMs: number } | { path: string; cancel: true };
+
+/** A child execution to create after the commit; it then receives a {@link SpawnedEvent}. */
+export interface SpawnEffect {
+  childId: string;
+  /** Where the child starts, for the caller's own use; default `'/'`. */
+  rootPath?: string;
+  /** Copied into the child's `context` field and its spawned event; default `{}`. */
+  context?: Record<string, unknown>;
+}
+
+/** What a handler returns. Every part is optional; `undefined` means "no effects". */
+export interface Effects {
+  emit?: EmitEffect[];
+  timers?: TimerEffect[];
+  spawn?: SpawnEffect[];
+  /** Extra fields for this step's trace entry (the runtime always records one). */
+  trace?: Record<string, unknown>;
+}
+
+/** What a handler learns about the delivery besides the event. */
+export interface HandlerInfo {
+  /** The runtime's clock when the event was claimed. */
+  now: number;
+  /** Which delivery of this message this is (1 for the first). */
+  attempt: number;
+  /** The worker running the handler. */
+  workerId: string;
+}
+
+/**
+ * Applies one event to one execution: mutates `execution` in place (a private copy, so a throw
+ * leaves the stored state untouched) and returns the effects. May be async. Throwing means
+ * "not handled": the event is retried with back-off.
+ */
+export type Handler<X extends Execution = Execution> = (
+  execution: X,
+  event: RuntimeEvent,
+  info: HandlerInfo,
+) => Effects | void | Promise<Effects | void>;
+
+/** A timer the runtime can be driven by: `globalThis`'s by default, a manual one in tests. */
+export interface Scheduler {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** The part of `AbortSignal` the runtime uses (typed structurally: the core has no DOM types). */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/** Options of {@link Runtime}. Durations are milliseconds, read with `clock`. */
+export interface RuntimeOptions<X extends Execution = Execution> {
+  store: ExecutionStore<X>;
+  transport: Transport;
+  handler: Handler<X>;
+  /** Names this worker in leases; unique among the workers sharing a transport. */
+  workerId: string;
+  /** How long a claim holds an event before another worker may take it over (> 0). */
+  visibilityMs: number;
+  /** Default `Date.now`. Use the same clock as the transport. */
+  clock?: Clock;
+  /** Timers for lease renewal and idle waits. Default: `globalThis.setTimeout`. */
+  scheduler?: Scheduler;
+  /** Renew the lease this often while a handler runs (> 0, < visibilityMs). Default `visibilityMs / 2`. */
+  renewEveryMs?: number;
+  /** First retry delay after a handler failure (≥ 0); doubles with each attempt. Default 1000. */
+  retryBaseMs?: number;
+  /** Longest retry delay (≥ retryBaseMs). Default 60 000. */
+  retryMaxMs?: number;
+  /** How long a suspended execution's event is held before it is checked again (> 0). Default 3 600 000. */
+  suspendHoldMs?: number;
+  /** Shortest and longest idle wait of `run()` (> 0). Defaults 50 and 1000. */
+  idleMinMs?: number;
+  idleMaxMs?: number;
+  /** Outbox entries, spawns or timers handled per relay step (positive integer). Default 100. */
+  relayBatch?: number;
+  /** After this many claiming steps in a row, the next step relays first (positive integer). Default 16. */
+  relayEvery?: number;
+  /** Makes event ids. Default `crypto.randomUUID()` where available. */
+  newId?: () => string;
+  /** Copies an execution before the handler mutates it. Default `structuredClone`. */
+  clone?: (execution: X) => X;
+  /** Receives emits addressed to nobody (`to: null`); without it they are dropped. */
+  onUntargeted?: (event: unknown) => void | Promise<void>;
+}
+
+/** Fields every step result about one claimed event carries. */
+interface Delivery {
+  executionId: string;
+  eventId: string;
+  seq: number;
+  attempt: number;
+}
+
+/**
+ * What one {@link Runtime.step} did:
+ * - `handled`: the handler ran and its commit landed. `acked` is false when the lease was lost
+ *   before the ack (another worker took the event over): the redelivery will be a `duplicate`.
+ * - `duplicate`: the event had been handled before; acked without running the handler.
+ * - `stale`: a timeout for a timer since re-armed or cancelled; acked without running the handler.
+ * - `conflict`: another writer committed the execution first; the event was released for an immediate retry.
+ * - `failed`: the handler (or its commit) threw; the event is parked for `retryInMs`.
+ * - `missing`: no execution has the event's group id (yet); parked for `retryInMs`.
+ * - `suspended`: the execution is suspended; the event is held until `resume()` (or `holdMs`).
+ * - `lost`: the lease was lost while the handler ran; nothing was committed.
+ * - `spawned` / `relayed` / `timers`: nothing was claimable, so `count` children were created,
+ *   outbox entries delivered, or due timers fired.
+ * - `idle`: there was nothing to do.
+ */
+export type StepResult =
+  | (Delivery & { kind: 'handled'; acked: boolean })
+  | (Delivery & { kind: 'duplicate' | 'stale' | 'conflict' | 'lost' })
+  | (Delivery & { kind: 'failed'; error: unknown; retryInMs: number })
+  | (Delivery & { kind: 'missing'; retryInMs: number })
+  | (Delivery & { kind: 'suspended'; holdMs: number })
+  | { kind: 'spawned' | 'relayed' | 'timers'; count: number }
+  | { kind: 'idle' };
+
+/** The kinds of {@link StepResult}. */
+export type StepKind = StepResult['kind'];

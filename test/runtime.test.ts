@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../src/clock.js';
+import { Runtime } from '../src/runtime/runtime.js';
+import type { RuntimeOptions } from '../src/runtime/types.js';
+import { InMemoryStore } from '../src/store/memory.js';
+import { InMemoryTransport } from '../src/transport/memory.js';
+import { runtimeBackendPairs } from './support/runtime-backends.js';
+import { describeRuntimeControl } from './support/runtime-suite-control.js';
+import { describeRuntime } from './support/runtime-suite.js';
+import { ManualScheduler } from './support/runtime-scheduler.js';
+
+for (const pair of runtimeBackendPairs) {
+  describeRuntime(pair.name, pair.make);
+  describeRuntimeControl(pair.name, pair.make);
+}
+
+describe('Runtime options', () => {
+  const clock = new ManualClock();
+  const valid = (): RuntimeOptions => ({
+    store: new InMemoryStore(),
+    transport: new InMemoryTransport({ clock: clock.now }),
+    handler: () => {},
+    workerId: 'w',
+    visibilityMs: 1000,
+    clock: clock.now,
+    scheduler: new ManualScheduler(clock),
+  });
+
+  it('accepts valid options and fills in the defaults', () => {
+    expect(new Runtime(valid()).workerId).toBe('w');
+  });
+
+  it.each([
+    ['options', null, TypeError],
+    ['options.store', { store: {} }, TypeError],
+    ['options.transport', { transport: { publish() {} } }, TypeError],
+    ['options.handler', { handler: 'nope' }, TypeError],
+    ['options.workerId', { workerId: '' }, RangeError],
+    ['options.workerId', { workerId: 7 }, TypeError],
+    ['options.visibilityMs', { visibilityMs: 0 }, RangeError],
+    ['options.visibilityMs', { visibilityMs: Number.NaN }, RangeError],
+    ['options.clock', { clock: 5 }, TypeError],
+    ['options.scheduler', { scheduler: { setTimeout() {} } }, TypeError],
+    ['options.renewEveryMs', { renewEveryMs: 1000 }, RangeError],
+    ['options.retryBaseMs', { retryBaseMs: -1 }, RangeError],
+    ['options.retryMaxMs', { retryBaseMs: 500, retryMaxMs: 100 }, RangeError],
+    ['options.suspendHoldMs', { suspendHoldMs: Infinity }, RangeError],
+    ['options.idleMaxMs', { idleMinMs: 100, idleMaxMs: 10 }, RangeError],
+    ['options.relayBatch', { relayBatch: 1.5 }, RangeError],
+    ['options.relayEvery', { relayEvery: '3' }, TypeError],
+    ['options.newId', { newId: 'x' }, TypeError],
+  ])('rejects a bad %s', (name, patch, kind) => {
+    const options = patch === null ? null : { ...valid(), ...patch };
+    expect(() => new Runtime(options as never)).toThrow(kind);
+    expect(() => new Runtime(options as never)).toThrow(name);
+  });
+
+  it('rejects bad arguments to send, createExecution, suspend and resume before touching anything', async () => {
+    const options = valid();
+    const runtime = new Runtime(options);
+    await expect(runtime.send('', {})).rejects.toThrow(RangeError);
+    await expect(runtime.send('x', null as never)).rejects.toThrow(TypeError);
+    await expect(runtime.send('x', { id: 3 })).rejects.toThrow('event.id');
+    await expect(runtime.send('x', {}, { priority: 9 })).rejects.toThrow('options.priority');
+    await expect(runtime.createExecution('x', [] as never)).rejects.toThrow('fields');
+    await expect(runtime.suspend(1 as never)).rejects.toThrow('executionId');
+    await expect(runtime.resume('nobody')).rejects.toThrow('does not exist');
+    expect((await options.transport.inspect()).groups).toEqual([]);
+  });
+
+  it('gives an event without an id a fresh one, and never changes the caller\'s object', async () => {
+    const runtime = new Runtime(valid());
+    const event = { type: 'hello' };
+    const { id } = await runtime.send('x', event);
+    expect(typeof id).toBe('string');
+    expect(event).toEqual({ type: 'hello' });
+  });
+});
