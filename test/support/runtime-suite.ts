@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime/runtime.js';
+import { StoreConflictError } from '../../src/errors.js';
 import { timeoutEventId } from '../../src/runtime/control.js';
 import { END_OF_TIME } from '../conformance/store-harness.js';
 import type { MakeRuntimeBackends } from './runtime-backends.js';
@@ -32,6 +33,8 @@ export function describeRuntime(name: string, make: MakeRuntimeBackends): void {
     afterEach(() => h.dispose());
 
     it('runs an order through placed → paid → shipped, with a child per item, by repeated step()', async () => {
+      const broadcast: unknown[] = [];
+      worker = h.worker('w1', { onUntargeted: (event) => void broadcast.push(event) });
       await worker.send('order-1', { type: 'place', items: ['apple', 'pear'] });
       await worker.send('order-1', { type: 'pay' });
       const results = await drain([worker]);
@@ -42,6 +45,7 @@ export function describeRuntime(name: string, make: MakeRuntimeBackends): void {
       expect((await load(h, 'order-1/pear')).parentId).toBe('order-1');
       const trace = await h.store.readTrace('order-1');
       expect(trace.map((step) => step.event)).toEqual(order.applied);
+      expect(broadcast).toEqual([{ type: 'shipped', orderId: 'order-1', id: expect.any(String) }]);
       await expectQuiet(h);
     });
 
@@ -54,6 +58,25 @@ export function describeRuntime(name: string, make: MakeRuntimeBackends): void {
       expect(kinds(await drain([worker]))).toEqual(['timers', 'handled']);
       expect((await load(h, 'order-1')).status).toBe('cancelled');
       await expectQuiet(h);
+    });
+
+    it('retries an event for an execution that does not exist yet, then handles it once it does', async () => {
+      await worker.send('later', { id: 'early', type: 'place', items: [] });
+      expect(await worker.step()).toMatchObject({ kind: 'missing', executionId: 'later', retryInMs: 100 });
+      await worker.createExecution('later', { status: 'new', applied: [] });
+      h.clock.advance(101);
+      expect(kinds(await drain([worker]))).toEqual(['handled']);
+      await expect(worker.createExecution('later')).rejects.toThrow(StoreConflictError);
+    });
+
+    it('relays between claims when events keep coming, so timers and the outbox never starve', async () => {
+      const eager = h.worker('eager', { relayEvery: 2 });
+      await eager.send('order-1', { id: 'e1', type: 'place', items: [] });
+      await drain([eager]);
+      h.clock.advance(PAYMENT_WINDOW_MS + 1);
+      for (const id of ['e2', 'e3', 'e4']) await eager.send('order-1', { id });
+      expect(kinds(await drain([eager]))).toEqual(['handled', 'handled', 'timers', 'handled', 'handled']);
+      expect(await load(h, 'order-1')).toMatchObject({ status: 'cancelled' });
     });
 
     it('handles an event delivered twice only once', async () => {
