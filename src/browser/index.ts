@@ -1,5 +1,6 @@
 /**
- * leasehold/browser: the OPFS host worker and its page-side client (being built; see the issue
- * "The browser host").
+ * leasehold/browser: a durable queue and execution store in the browser. Each tab runs one host
+ * worker per database; the tabs elect one owner of the OPFS file and the others forward to it.
  */
-export {};
+export { openBrowserDatabase } from './client.js';
+export type { BrowserDatabase, BrowserDatabaseOptions, OwnerInfo } from './client.js';

@@ -112,6 +112,17 @@ const migrations: readonly string[] = [
     next_index   INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 3: the browser host's call journal: the result of every changing call, written in the call's
+  // own transaction, so a call retried after its answer was lost (the owner tab died) is answered
+  // from here instead of being applied twice. Pruned after a few minutes.
+  `
+  CREATE TABLE lh_calls (
+    id     TEXT    PRIMARY KEY,
+    result TEXT,                                   -- JSON of the call's result; NULL for none
+    at     INTEGER NOT NULL                        -- wall time it was written, for pruning
+  ) WITHOUT ROWID;
+  CREATE INDEX lh_calls_by_age ON lh_calls (at);
+  `,
 ];
 
 /** The schema version this build of leasehold writes. */

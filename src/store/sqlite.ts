@@ -58,6 +58,10 @@ const ALL = -1; // SQLite's LIMIT -1: no limit
  *
  * Storage failures reject with a `StorageError` (the transaction rolled back).
  *
+ * Each changing call runs at most one transaction, and its body returns the call's result (for
+ * `commit`/`save`, the new version): the browser host journals that value in the same transaction,
+ * so a call retried after its answer was lost is answered from the journal, never applied twice.
+ *
  * @throws TypeError / RangeError from the constructor for a bad `db` or `traceMax`;
  *   `StorageError` if the schema cannot be created.
  */
@@ -93,9 +97,7 @@ export class SqliteStore<X extends Execution = Execution> implements ExecutionSt
     this.#ensureOpen();
     checkExecution(exe);
     const encoded = encodeCommit(exe, checkChanges(changes));
-    const expected = exe.version;
-    this.#db.transaction(() => this.#write(encoded, expected));
-    exe.version = expected + 1;
+    exe.version = this.#db.transaction(() => this.#write(encoded, exe.version));
   }
 
   async isProcessed(executionId: string, eventId: string): Promise<boolean> {
@@ -116,7 +118,7 @@ export class SqliteStore<X extends Execution = Execution> implements ExecutionSt
   async ackOutbox(seq: number): Promise<void> {
     this.#ensureOpen();
     checkSeq(seq);
-    this.#sql.ackOutbox.run(seq);
+    this.#db.transaction(() => void this.#sql.ackOutbox.run(seq));
   }
 
   async pendingSpawns(limit?: number): Promise<SpawnEntry[]> {
@@ -136,7 +138,7 @@ export class SqliteStore<X extends Execution = Execution> implements ExecutionSt
   async ackSpawn(seq: number): Promise<void> {
     this.#ensureOpen();
     checkSeq(seq);
-    this.#sql.ackSpawn.run(seq);
+    this.#db.transaction(() => void this.#sql.ackSpawn.run(seq));
   }
 
   async dueTimers(now: number): Promise<DueTimer[]> {
@@ -152,7 +154,7 @@ export class SqliteStore<X extends Execution = Execution> implements ExecutionSt
     checkId('executionId', executionId);
     checkId('path', path);
     checkTime('fireAt', fireAt);
-    return this.#sql.deleteTimerAt.run(executionId, path, fireAt) > 0;
+    return this.#db.transaction(() => this.#sql.deleteTimerAt.run(executionId, path, fireAt) > 0);
   }
 
   async appendTrace(executionId: string, entry: object): Promise<void> {
@@ -188,8 +190,11 @@ export class SqliteStore<X extends Execution = Execution> implements ExecutionSt
     if (this.#closed) throw new ClosedError('SqliteStore');
   }
 
-  /** The body of a commit's transaction. Throwing anywhere rolls all of it back. */
-  #write(c: EncodedCommit, expected: number): void {
+  /**
+   * The body of a commit's transaction; returns the new version. Throwing anywhere rolls all
+   * of it back.
+   */
+  #write(c: EncodedCommit, expected: number): number {
     const sql = this.#sql;
     // One upsert does the CAS: it inserts a new row, or updates only at the expected version.
     if (sql.swap.run(c.executionId, expected + 1, c.body, expected) === 0) {
@@ -204,6 +209,7 @@ export class SqliteStore<X extends Execution = Execution> implements ExecutionSt
     }
     for (const s of c.spawns) sql.appendSpawn.run(c.executionId, s.childId, s.rootPath, s.context);
     if (c.trace !== undefined) this.#record(c.executionId, c.trace);
+    return expected + 1;
   }
 
   /** Appends one step and trims the ring; runs inside the caller's transaction. */
@@ -216,7 +222,8 @@ export class SqliteStore<X extends Execution = Execution> implements ExecutionSt
   }
 }
 
-function encodeCommit(exe: Execution, changes: CheckedChanges): EncodedCommit {
+/** @internal Encodes a commit for storage; throws what `commit` would for a value JSON cannot carry. */
+export function encodeCommit(exe: Execution, changes: CheckedChanges): EncodedCommit {
   const { version: _version, ...body } = exe;
   return {
     executionId: exe.id,
@@ -229,7 +236,8 @@ function encodeCommit(exe: Execution, changes: CheckedChanges): EncodedCommit {
   };
 }
 
-function encodeStep(name: string, entry: Record<string, unknown>): EncodedStep {
+/** @internal Encodes a trace step; throws what `appendTrace` would for a value JSON cannot carry. */
+export function encodeStep(name: string, entry: Record<string, unknown>): EncodedStep {
   const json = toJson(name, entry);
   // An object whose toJSON returns something else (a Date) has no place for an index.
   if (!json.startsWith('{')) throw new TypeError(`${name} must be stored as a JSON object, but it encodes as ${json.slice(0, 40)}`);

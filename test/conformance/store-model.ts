@@ -196,8 +196,8 @@ async function run(store: ExecutionStore, ops: readonly Op[]): Promise<void> {
 }
 
 /** Registers the model-based test; called by `describeStore` inside its describe block. */
-export function describeStoreModel(open: Open): void {
-  it(`matches a reference model under random interleavings of two writers (seed ${SEED}, ${RUNS} runs)`, async () => {
+export function describeStoreModel(open: Open, runs = RUNS): void {
+  it(`matches a reference model under random interleavings of two writers (seed ${SEED}, ${runs} runs)`, async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 50 }), async (ops) => {
         const h = await open({ traceMax: TRACE_MAX });
@@ -207,7 +207,7 @@ export function describeStoreModel(open: Open): void {
           await h.dispose();
         }
       }),
-      { seed: SEED, numRuns: RUNS },
+      { seed: SEED, numRuns: runs },
     );
   });
 }

@@ -17,7 +17,13 @@ export { dumpStore, type MakeStoreHarness, type StoreHarness } from './store-har
  * Registers the suite for one backend. `make` returns a fresh, empty store per call; the suite
  * disposes every harness it made.
  */
-export function describeStore(name: string, make: MakeStoreHarness): void {
+/** Tuning for slow boundaries (the browser host answers each call through a worker). */
+export interface StoreSuiteOptions {
+  /** Runs of the model-based test (default 200). */
+  modelRuns?: number;
+}
+
+export function describeStore(name: string, make: MakeStoreHarness, suite: StoreSuiteOptions = {}): void {
   describe(`ExecutionStore: ${name}`, () => {
     const made: StoreHarness[] = [];
     const open = async (options?: ExecutionStoreOptions): Promise<StoreHarness> => {
@@ -34,7 +40,7 @@ export function describeStore(name: string, make: MakeStoreHarness): void {
     describeStoreTrace(open);
     describeLifecycle(open);
     describeStoreInput(open);
-    describeStoreModel(open);
+    describeStoreModel(open, suite.modelRuns);
   });
 }
 

@@ -1,0 +1,293 @@
+/**
+ * The page side of the browser host: `openBrowserDatabase()` starts this tab's host worker and
+ * returns a transport and a store that implement the contracts by sending each call to it.
+ */
+import { ClosedError, StorageError } from '../errors.js';
+import type { Execution, ExecutionStore } from '../store/contract.js';
+import type { ChangeNotifier, PublishOptions, Transport } from '../transport/contract.js';
+import { checkChanges, checkExecution } from '../store/checks.js';
+import { encodeCommit, encodeStep } from '../store/sqlite.js';
+import { checkPublish } from '../transport/shared.js';
+import { checkId, checkInteger, checkObject, toJson } from '../validate.js';
+import type { HostOptions, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
+import { type CallMessage, errorFromWire, type Target } from './wire.js';
+
+export type { OwnerInfo } from './protocol.js';
+
+/** Options of {@link openBrowserDatabase}. */
+export interface BrowserDatabaseOptions {
+  /**
+   * The database's name. Tabs of one origin that open the same name share one database (one of
+   * them owns the file; the others forward to it). Letters, digits, `-` and `_`, up to 64.
+   */
+  name: string;
+  /** `'opfs'` (default): kept in the origin private file system. `'memory'`: this tab only, gone on reload. */
+  storage?: 'opfs' | 'memory';
+  /**
+   * `'normal'` (default): a commit survives a crash of the tab or the browser; the last commits
+   * may be lost on power failure. `'full'`: every commit survives power loss (about 4× slower).
+   */
+  durability?: 'normal' | 'full';
+  /**
+   * The clock every lease and park is measured with, read on this page at each call and sent
+   * along. Default `Date.now`. The demo passes a slow-motion clock here.
+   */
+  clock?: () => number;
+  /** The transport's `maxAttempts` (dead letters). Applies when this tab opens the file as owner. */
+  maxAttempts?: number;
+  /** The store's `traceMax`. Applies when this tab opens the file as owner. */
+  traceMax?: number;
+  /** @internal Starts the host worker; tests and bundler setups can supply their own. */
+  createWorker?: () => Worker;
+}
+
+/** An open browser database. */
+export interface BrowserDatabase {
+  readonly name: string;
+  /** The queue, over the shared database. Also a {@link ChangeNotifier}: notices come from every tab. */
+  readonly transport: Transport & ChangeNotifier;
+  /** The execution store, over the same database. */
+  readonly store: ExecutionStore;
+  /** Which tab owns the database file right now. */
+  owner(): Promise<OwnerInfo>;
+  /** Calls `listener` whenever ownership moves (a tab took over after the owner closed). Returns unsubscribe. */
+  onOwnerChange(listener: (owner: OwnerInfo) => void): () => void;
+  /** Closes this tab's host. If it owned the file, another open tab takes over. Idempotent. */
+  close(): Promise<void>;
+}
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * Opens (creating if needed) the database `name` in this tab.
+ *
+ * @throws TypeError / RangeError for bad options.
+ * @throws StorageError when the database cannot be opened: OPFS unavailable (not a secure
+ *   context), quota exceeded, a file that is not a database, or a tab that holds it and does
+ *   not answer. The message says what to do.
+ */
+export async function openBrowserDatabase(options: BrowserDatabaseOptions): Promise<BrowserDatabase> {
+  checkObject('options', options);
+  if (typeof options.name !== 'string') throw new TypeError('options.name must be a string');
+  if (!NAME.test(options.name)) throw new RangeError(`options.name must be 1–64 letters, digits, '-' or '_', got ${JSON.stringify(options.name)}`);
+  const storage = options.storage ?? 'opfs';
+  if (storage !== 'opfs' && storage !== 'memory') throw new RangeError(`options.storage must be 'opfs' or 'memory', got ${String(storage)}`);
+  const durability = options.durability ?? 'normal';
+  if (durability !== 'normal' && durability !== 'full') throw new RangeError(`options.durability must be 'normal' or 'full', got ${String(durability)}`);
+  const clock = options.clock ?? Date.now;
+  if (typeof clock !== 'function') throw new TypeError('options.clock must be a function returning milliseconds');
+  if (options.maxAttempts !== undefined) checkInteger('options.maxAttempts', options.maxAttempts, 1, Number.MAX_SAFE_INTEGER);
+  if (options.traceMax !== undefined) checkInteger('options.traceMax', options.traceMax, 0, Number.MAX_SAFE_INTEGER);
+
+  const worker = options.createWorker?.() ?? new Worker(new URL('./host.worker.ts', import.meta.url), { type: 'module', name: `leasehold:${options.name}` });
+  const connection = new Connection(worker, clock);
+  const hostOptions: HostOptions = { name: options.name, storage, durability };
+  if (options.maxAttempts !== undefined) hostOptions.maxAttempts = options.maxAttempts;
+  if (options.traceMax !== undefined) hostOptions.traceMax = options.traceMax;
+  try {
+    await connection.open(hostOptions);
+  } catch (error) {
+    worker.terminate();
+    throw error;
+  }
+  return {
+    name: options.name,
+    transport: transportProxy(connection),
+    store: storeProxy(connection),
+    owner: () => connection.call('host', 'owner', []) as Promise<OwnerInfo>,
+    onOwnerChange: (listener) => connection.ownerListeners.add(listener),
+    close: () => connection.close(),
+  };
+}
+
+/** One page's link to its host worker: numbered calls, answers, notices. */
+class Connection {
+  readonly #worker: Worker;
+  readonly #clock: () => number;
+  readonly #prefix = Array.from(crypto.getRandomValues(new Uint8Array(6)), (b) => b.toString(16).padStart(2, '0')).join('');
+  #next = 0;
+  readonly #pending = new Map<string, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
+  #opened?: { resolve: () => void; reject: (error: unknown) => void };
+  #closing?: () => void;
+  #closed = false;
+  readonly changeListeners = new ListenerSet<[]>();
+  readonly ownerListeners = new ListenerSet<[OwnerInfo]>();
+
+  constructor(worker: Worker, clock: () => number) {
+    this.#worker = worker;
+    this.#clock = clock;
+    worker.onmessage = (event: MessageEvent<HostToPage>) => this.#receive(event.data);
+    worker.onerror = (event) => this.#fail(new StorageError('STORAGE_FAILED', `the leasehold host worker failed: ${event.message || 'it could not start'}`));
+  }
+
+  open(options: HostOptions): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#opened = { resolve, reject };
+      this.#post({ kind: 'open', options });
+    });
+  }
+
+  call(target: Target, method: string, args: unknown[]): Promise<unknown> {
+    if (this.#closed) return Promise.reject(new ClosedError(target === 'store' ? 'store' : 'transport'));
+    const id = `${this.#prefix}-${++this.#next}`;
+    let now: number;
+    try {
+      now = this.#clock();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise((resolve, reject) => {
+      const message: CallMessage = { kind: 'call', id, target, method, args, now };
+      try {
+        this.#worker.postMessage(message);
+      } catch (error) {
+        // Structured clone refuses functions, symbols, DOM nodes…: values the SQL backend would
+        // refuse too. Name the offending value the way the backend would have.
+        reject(
+          explainUnsendable(target, method, args) ??
+            new TypeError(`${target}.${method}: an argument cannot be sent to the database worker (${(error as Error).message})`),
+        );
+        return;
+      }
+      this.#pending.set(id, { resolve, reject });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await new Promise<void>((resolve) => {
+      this.#closing = resolve;
+      this.#post({ kind: 'close' });
+    });
+    this.#worker.terminate();
+    this.#fail(new ClosedError('database'));
+  }
+
+  #post(message: PageToHost): void {
+    this.#worker.postMessage(message);
+  }
+
+  #receive(message: HostToPage): void {
+    switch (message.kind) {
+      case 'opened':
+        this.#opened?.resolve();
+        break;
+      case 'open-failed':
+        this.#opened?.reject(errorFromWire(message.error));
+        break;
+      case 'answer': {
+        const waiting = this.#pending.get(message.id);
+        if (!waiting) break;
+        this.#pending.delete(message.id);
+        if (message.ok) waiting.resolve(message.value);
+        else waiting.reject(errorFromWire(message.error));
+        break;
+      }
+      case 'changed':
+        this.changeListeners.emit();
+        break;
+      case 'owner':
+        this.ownerListeners.emit(message.owner);
+        break;
+      case 'closed':
+        this.#closing?.();
+        break;
+    }
+  }
+
+  #fail(error: unknown): void {
+    this.#opened?.reject(error);
+    for (const waiting of this.#pending.values()) waiting.reject(error);
+    this.#pending.clear();
+  }
+}
+
+class ListenerSet<A extends unknown[]> {
+  readonly #listeners = new Set<(...args: A) => void>();
+  add(listener: (...args: A) => void): () => void {
+    if (typeof listener !== 'function') throw new TypeError('listener must be a function');
+    const entry = (...args: A) => listener(...args);
+    this.#listeners.add(entry);
+    return () => void this.#listeners.delete(entry);
+  }
+  emit(...args: A): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(...args);
+      } catch (error) {
+        void Promise.reject(error);
+      }
+    }
+  }
+}
+
+function transportProxy(connection: Connection): Transport & ChangeNotifier {
+  let closed = false;
+  const call = (method: string, args: unknown[]) =>
+    closed ? Promise.reject(new ClosedError('transport')) : connection.call('transport', method, args);
+  return {
+    publish: (groupId, event, options) => call('publish', [groupId, event, options]) as Promise<number>,
+    claim: (workerId, visibilityMs, options) => call('claim', [workerId, visibilityMs, options]) as never,
+    ack: (lease) => call('ack', [lease]) as Promise<void>,
+    nack: (lease, delayMs) => call('nack', [lease, delayMs]) as Promise<void>,
+    extend: (lease, visibilityMs) => call('extend', [lease, visibilityMs]) as never,
+    inspect: () => call('inspect', []) as never,
+    deadLetters: () => call('deadLetters', []) as never,
+    redrive: (seq) => call('redrive', [seq]) as Promise<number>,
+    onChange: (listener) => connection.changeListeners.add(listener),
+    close: async () => {
+      closed = true;
+    },
+  };
+}
+
+function storeProxy(connection: Connection): ExecutionStore {
+  let closed = false;
+  const call = (method: string, args: unknown[]) => (closed ? Promise.reject(new ClosedError('store')) : connection.call('store', method, args));
+  // The host bumps the version of its copy; the caller's object must see it too, as in memory.
+  const write = (method: 'save' | 'commit') => async (exe: Execution, changes?: unknown) => {
+    const version = (await call(method, method === 'save' ? [exe] : [exe, changes])) as number;
+    exe.version = version;
+  };
+  return {
+    load: (id) => call('load', [id]) as never,
+    save: write('save'),
+    commit: write('commit'),
+    isProcessed: (executionId, eventId) => call('isProcessed', [executionId, eventId]) as Promise<boolean>,
+    pendingOutbox: (limit) => call('pendingOutbox', [limit]) as never,
+    ackOutbox: (seq) => call('ackOutbox', [seq]) as Promise<void>,
+    pendingSpawns: (limit) => call('pendingSpawns', [limit]) as never,
+    ackSpawn: (seq) => call('ackSpawn', [seq]) as Promise<void>,
+    dueTimers: (now) => call('dueTimers', [now]) as never,
+    deleteTimer: (executionId, path, fireAt) => call('deleteTimer', [executionId, path, fireAt]) as Promise<boolean>,
+    appendTrace: (executionId, entry) => call('appendTrace', [executionId, entry]) as Promise<void>,
+    readTrace: (executionId) => call('readTrace', [executionId]) as never,
+    delete: (executionId) => call('delete', [executionId]) as Promise<void>,
+    close: async () => {
+      closed = true;
+    },
+  };
+}
+
+/** The error the SQL backend gives for arguments that cannot even be cloned to reach it. */
+function explainUnsendable(target: Target, method: string, args: unknown[]): Error | undefined {
+  try {
+    if (target === 'transport' && method === 'publish') {
+      checkPublish(args[0], args[2] as PublishOptions | undefined);
+      toJson('event', args[1]);
+    }
+    if (target === 'store' && (method === 'commit' || method === 'save')) {
+      checkExecution(args[0]);
+      encodeCommit(args[0], checkChanges(args[1]));
+    }
+    if (target === 'store' && method === 'appendTrace') {
+      checkId('executionId', args[0]);
+      checkObject('entry', args[1]);
+      encodeStep('entry', args[1]);
+    }
+  } catch (error) {
+    return error as Error;
+  }
+  return undefined;
+}

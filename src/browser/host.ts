@@ -1,0 +1,201 @@
+/**
+ * The host worker: one per tab and database. The hosts of a database elect an owner with the
+ * Web Locks API (the lock is held for the owner's lifetime); only the owner opens the database.
+ * Every other host forwards its page's calls to the owner over a BroadcastChannel and relays the
+ * answers, so a page never knows or cares which tab owns the file. When the owner goes away the
+ * lock passes to a waiting host, which opens the database and announces itself; calls still
+ * waiting for an answer are sent again, and the owner's call journal answers any that were
+ * already applied. No queue logic lives here: HostCore and the SQL backends do the work.
+ * @internal
+ */
+import { StorageError } from '../errors.js';
+import { HostCore } from './core.js';
+import { openHostDatabase, type OpenedDatabase } from './opfs.js';
+import type { HostOptions, HostToHost, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
+import { type AnswerMessage, type CallMessage, errorToWire } from './wire.js';
+
+/** How long a page's open waits for an owner to answer before it reports the database stuck. */
+const OPEN_TIMEOUT_MS = 10_000;
+/** How long a forwarded call waits for the owner's answer before failing. */
+const CALL_TIMEOUT_MS = 15_000;
+
+interface Scope {
+  postMessage(message: HostToPage): void;
+  addEventListener(type: 'message', listener: (event: MessageEvent<PageToHost>) => void): void;
+  close(): void;
+}
+
+export function startHost(scope: Scope): void {
+  const hostId = `host-${randomId()}`;
+  let options: HostOptions | undefined;
+  let core: HostCore | undefined;
+  let opened: OpenedDatabase | undefined;
+  /** The owner failed to open the database: every call gets this error. */
+  let ownerError: unknown;
+  let ownerId: string | null = null;
+  let channel: BroadcastChannel | undefined;
+  let releaseLock: (() => void) | undefined;
+  /** Calls of this tab's page sent to another tab's owner, awaiting an answer. */
+  const forwarded = new Map<string, { call: CallMessage; timer: ReturnType<typeof setTimeout> }>();
+  let openSettled = false;
+  let openTimer: ReturnType<typeof setTimeout> | undefined;
+
+  const toPage = (message: HostToPage) => scope.postMessage(message);
+  const owner = (): OwnerInfo => ({ ownerId, isThisTab: ownerId === hostId });
+  const isOwner = () => ownerId === hostId;
+
+  const settleOpen = (error?: unknown) => {
+    if (openSettled) return;
+    openSettled = true;
+    clearTimeout(openTimer);
+    toPage(error === undefined ? { kind: 'opened', owner: owner() } : { kind: 'open-failed', error: errorToWire(error) });
+  };
+
+  const serveLocally = async (call: CallMessage): Promise<AnswerMessage> => {
+    try {
+      if (ownerError !== undefined) throw ownerError;
+      if (!core) throw new StorageError('STORAGE_UNAVAILABLE', 'the database is not open');
+      return { kind: 'answer', id: call.id, ok: true, value: await core.serve(call) };
+    } catch (error) {
+      return { kind: 'answer', id: call.id, ok: false, error: errorToWire(error) };
+    }
+  };
+
+  const forward = (call: CallMessage) => {
+    const timer = setTimeout(() => {
+      forwarded.delete(call.id);
+      const error = new StorageError(
+        'STORAGE_BUSY',
+        `no tab answered for database ${JSON.stringify(options?.name)} within ${CALL_TIMEOUT_MS / 1000} s; the call may or may not have been applied. The tab that owns it may be frozen: close it, or retry.`,
+      );
+      toPage({ kind: 'answer', id: call.id, ok: false, error: errorToWire(error) });
+    }, CALL_TIMEOUT_MS);
+    forwarded.set(call.id, { call, timer });
+    channel!.postMessage({ kind: 'call', from: hostId, call } satisfies HostToHost);
+  };
+
+  const onPageCall = async (call: CallMessage) => {
+    if (call.target === 'host') {
+      toPage({ kind: 'answer', id: call.id, ok: true, value: owner() });
+    } else if (options?.storage === 'memory' || isOwner()) {
+      toPage(await serveLocally(call));
+    } else {
+      forward(call);
+    }
+  };
+
+  const becomeOwner = async () => {
+    try {
+      opened = await openHostDatabase(options!);
+      core = new HostCore(opened.db, { maxAttempts: options!.maxAttempts, traceMax: options!.traceMax });
+      core.transport.onChange(() => {
+        toPage({ kind: 'changed' });
+        channel?.postMessage({ kind: 'changed' } satisfies HostToHost);
+      });
+    } catch (error) {
+      ownerError = error;
+    }
+    ownerId = hostId;
+    channel?.postMessage({ kind: 'owner', hostId } satisfies HostToHost);
+    toPage({ kind: 'owner', owner: owner() });
+    settleOpen(ownerError);
+    // Calls this tab had forwarded to the old owner are now ours to serve (the journal answers
+    // any the old owner applied before it went away).
+    for (const [id, { call, timer }] of forwarded) {
+      clearTimeout(timer);
+      forwarded.delete(id);
+      toPage(await serveLocally(call));
+    }
+  };
+
+  const onChannelMessage = async (message: HostToHost) => {
+    switch (message.kind) {
+      case 'call':
+        if (isOwner()) channel!.postMessage({ kind: 'answer', to: message.from, answer: await serveLocally(message.call) } satisfies HostToHost);
+        break;
+      case 'answer': {
+        const waiting = message.to === hostId ? forwarded.get(message.answer.id) : undefined;
+        if (waiting) {
+          clearTimeout(waiting.timer);
+          forwarded.delete(message.answer.id);
+          toPage(message.answer);
+        }
+        break;
+      }
+      case 'who':
+        if (isOwner()) channel!.postMessage({ kind: 'owner', hostId } satisfies HostToHost);
+        break;
+      case 'owner':
+        if (message.hostId === ownerId) break;
+        ownerId = message.hostId;
+        toPage({ kind: 'owner', owner: owner() });
+        settleOpen();
+        // The previous owner may have died holding our calls: send them again.
+        for (const { call } of forwarded.values()) channel!.postMessage({ kind: 'call', from: hostId, call } satisfies HostToHost);
+        break;
+      case 'changed':
+        toPage({ kind: 'changed' });
+        break;
+    }
+  };
+
+  const open = async (requested: HostOptions) => {
+    options = requested;
+    if (requested.storage === 'memory') {
+      await becomeOwner();
+      return;
+    }
+    if (typeof navigator === 'undefined' || !navigator.locks || typeof BroadcastChannel === 'undefined') {
+      settleOpen(
+        new StorageError(
+          'STORAGE_UNAVAILABLE',
+          "this context has no Web Locks or BroadcastChannel, which a shared OPFS database needs. Serve the page from https:// or http://localhost, or open it with storage: 'memory'.",
+        ),
+      );
+      return;
+    }
+    channel = new BroadcastChannel(`leasehold:${requested.name}`);
+    channel.onmessage = (event: MessageEvent<HostToHost>) => void onChannelMessage(event.data);
+    openTimer = setTimeout(
+      () =>
+        settleOpen(
+          new StorageError(
+            'STORAGE_BUSY',
+            `database ${JSON.stringify(requested.name)} is owned by another tab that does not answer; close the other tabs of this site and retry.`,
+          ),
+        ),
+      OPEN_TIMEOUT_MS,
+    );
+    const held = new Promise<void>((resolve) => (releaseLock = resolve));
+    void navigator.locks.request(`leasehold:${requested.name}`, async () => {
+      await becomeOwner();
+      await held;
+    });
+    channel.postMessage({ kind: 'who' } satisfies HostToHost);
+  };
+
+  const close = async () => {
+    for (const { timer } of forwarded.values()) clearTimeout(timer);
+    forwarded.clear();
+    try {
+      await core?.close();
+    } finally {
+      opened?.release();
+      releaseLock?.();
+      channel?.close();
+      toPage({ kind: 'closed' });
+    }
+  };
+
+  scope.addEventListener('message', (event) => {
+    const message = event.data;
+    if (message.kind === 'open') void open(message.options);
+    else if (message.kind === 'call') void onPageCall(message);
+    else if (message.kind === 'close') void close();
+  });
+}
+
+function randomId(): string {
+  // getRandomValues, unlike randomUUID, exists outside secure contexts too.
+  return Array.from(crypto.getRandomValues(new Uint8Array(6)), (byte) => byte.toString(16).padStart(2, '0')).join('');
+}

@@ -1,0 +1,69 @@
+/**
+ * What crosses between a page, its host worker and the owner's host worker: the call and
+ * answer messages, and errors flattened to plain data and rebuilt as the same classes on the
+ * other side (`instanceof` does not survive postMessage). Types and two small functions only;
+ * no queue logic lives here.
+ * @internal
+ */
+import { ClosedError, LeaseholdError, type LeaseholdErrorCode, LeaseLostError, StorageError, StoreConflictError } from '../errors.js';
+
+/** The objects a page can call, and their methods. */
+export type Target = 'transport' | 'store' | 'host';
+
+/** A contract call. `id` is unique per database across tabs and reused when the call is retried. */
+export interface CallMessage {
+  kind: 'call';
+  id: string;
+  target: Target;
+  method: string;
+  args: unknown[];
+  /** The caller's clock reading: every lease and park is measured on the page's clock. */
+  now: number;
+}
+
+export type AnswerMessage = { kind: 'answer'; id: string; ok: true; value: unknown } | { kind: 'answer'; id: string; ok: false; error: WireError };
+
+/** An error as plain data. */
+export interface WireError {
+  name: string;
+  message: string;
+  code?: LeaseholdErrorCode;
+  fields?: Record<string, unknown>;
+}
+
+/** Flattens an error for postMessage, keeping what callers branch on. */
+export function errorToWire(error: unknown): WireError {
+  if (error instanceof LeaseLostError) {
+    return { name: error.name, message: error.message, code: error.code, fields: { seq: error.seq, attempt: error.attempt, groupId: error.groupId } };
+  }
+  if (error instanceof StoreConflictError) {
+    return { name: error.name, message: error.message, code: error.code, fields: { executionId: error.executionId, expected: error.expected, found: error.found } };
+  }
+  if (error instanceof LeaseholdError) return { name: error.name, message: error.message, code: error.code };
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { name: 'Error', message: String(error) };
+}
+
+/** Rebuilds the error `errorToWire` flattened, as the same class. */
+export function errorFromWire(wire: WireError): Error {
+  const f = wire.fields ?? {};
+  switch (wire.name) {
+    case 'LeaseLostError':
+      return new LeaseLostError(f.seq as number, f.attempt as number, f.groupId as string);
+    case 'StoreConflictError':
+      return new StoreConflictError(f.executionId as string, f.expected as number, f.found as number);
+    case 'ClosedError': {
+      const closed = new ClosedError('database');
+      closed.message = wire.message;
+      return closed;
+    }
+    case 'TypeError':
+      return new TypeError(wire.message);
+    case 'RangeError':
+      return new RangeError(wire.message);
+    default:
+      if (wire.code?.startsWith('STORAGE_')) return new StorageError(wire.code, wire.message);
+      if (wire.code) return new LeaseholdError(wire.code, wire.message);
+      return Object.assign(new Error(wire.message), { name: wire.name });
+  }
+}
