@@ -69,6 +69,10 @@ const LEASE_MATCH = 'seq = ? AND attempt = ? AND locked_by = ? AND group_id = ?'
  *
  * Creates or migrates its tables (`lh_*`) in `db` on construction. `close()` does not close
  * `db`: whoever opened it (and may share it with a `SqliteStore`) closes it.
+ *
+ * Each changing call runs at most one transaction, and its body returns the call's result: the
+ * browser host journals that value in the same transaction, so a call retried after its answer
+ * was lost is answered from the journal, never applied twice.
  */
 export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifier {
   readonly #db: SqlDatabase;
