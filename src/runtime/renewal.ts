@@ -9,6 +9,7 @@ import type { Execution } from '../store/contract.js';
 import type { Lease } from '../transport/contract.js';
 import type { Config } from './options.js';
 
+/** Starts renewing `lease` on construction; call `stop()` before committing. */
 export class Renewal<X extends Execution> {
   /** The latest lease (same `(seq, attempt)` as the claimed one; a later `expiresAt`). */
   lease: Lease;

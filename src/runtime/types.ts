@@ -113,7 +113,10 @@ export interface RuntimeOptions<X extends Execution = Execution> {
   visibilityMs: number;
   /** Default `Date.now`. Use the same clock as the transport. */
   clock?: Clock;
-  /** Timers for lease renewal and idle waits. Default: `globalThis.setTimeout`. */
+  /**
+   * Timers for lease renewal, idle waits, and the 0 ms yield `run()` makes every 64 busy steps
+   * (so a manual scheduler in tests must fire 0 ms timers too). Default: `globalThis.setTimeout`.
+   */
   scheduler?: Scheduler;
   /** Renew the lease this often while a handler runs (> 0, < visibilityMs). Default `visibilityMs / 2`. */
   renewEveryMs?: number;
