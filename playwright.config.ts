@@ -2,7 +2,9 @@ import { defineConfig } from '@playwright/test';
 import { chromiumArgs, findChromium } from './scripts/chromium.mjs';
 
 const executablePath = await findChromium();
-const port = 4173;
+// Overridable so two runs (two engineers on one machine) do not fight over the port or the build.
+const port = Number(process.env.E2E_PORT ?? 4173);
+const outDir = process.env.E2E_OUT_DIR ?? 'dist-demo';
 
 export default defineConfig({
   testDir: './e2e',
@@ -16,7 +18,7 @@ export default defineConfig({
     launchOptions: { executablePath, args: chromiumArgs },
   },
   webServer: {
-    command: `npx vite build --logLevel warn && npx vite preview --host 127.0.0.1 --port ${port} --strictPort`,
+    command: `npx vite build --logLevel warn --outDir ${outDir} && npx vite preview --outDir ${outDir} --host 127.0.0.1 --port ${port} --strictPort`,
     url: `http://127.0.0.1:${port}`,
     reuseExistingServer: false,
     timeout: 120_000,

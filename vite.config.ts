@@ -19,6 +19,14 @@ export default defineConfig({
   resolve: { alias: sharedAliases },
   optimizeDeps: { exclude: ['@sqlite.org/sqlite-wasm'] },
   worker: { format: 'es' },
-  build: { outDir: here('./dist-demo'), emptyOutDir: true, target: 'es2022' },
+  build: {
+    outDir: here('./dist-demo'),
+    emptyOutDir: true,
+    target: 'es2022',
+    rollupOptions: { input: { demo: here('./demo/index.html'), lab: here('./demo/lab.html') } },
+  },
   server: { watch: { ignored: ['**/test-results/**', '**/bench/results/**', '**/.tmp/**'] } },
+  // The e2e tests reach the preview as insecure.test (mapped to 127.0.0.1) to get a page that
+  // is not a secure context; Vite refuses unknown host names otherwise.
+  preview: { allowedHosts: ['insecure.test'] },
 });

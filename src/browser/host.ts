@@ -149,7 +149,8 @@ export function startHost(scope: Scope): void {
       settleOpen(
         new StorageError(
           'STORAGE_UNAVAILABLE',
-          "this context has no Web Locks or BroadcastChannel, which a shared OPFS database needs. Serve the page from https:// or http://localhost, or open it with storage: 'memory'.",
+          (globalThis.isSecureContext === false ? 'this page is not a secure context, so the browser offers it no Web Locks and no OPFS' : 'this browser offers no Web Locks or BroadcastChannel') +
+            ", which a shared OPFS database needs. Serve the page from https:// or http://localhost, or open it with storage: 'memory'.",
         ),
       );
       return;

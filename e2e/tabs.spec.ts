@@ -1,0 +1,84 @@
+import { expect, test } from '@playwright/test';
+import { checkRun, exposeRecorder, openShared, type Record, startConsumer } from './support/consumers.js';
+import { openLab, uniqueName } from './support/lab.js';
+
+const MESSAGES = 120;
+const GROUPS = 12;
+
+for (const tabs of [2, 4]) {
+  test(`${tabs} tabs consuming one database: every message acked exactly once, one lease per group at a time`, async ({ context }) => {
+    test.setTimeout(120_000);
+    const name = uniqueName(`tabs${tabs}`);
+    const records: Record[] = [];
+    const pages = [];
+    for (let i = 0; i < tabs; i++) {
+      const page = await context.newPage();
+      await openLab(page);
+      await exposeRecorder(page, i, records);
+      await openShared(page, name);
+      pages.push(page);
+    }
+    const owners = await Promise.all(pages.map((p) => p.evaluate(() => (window as any).db.owner())));
+    expect(owners.filter((o) => o.isThisTab)).toHaveLength(1);
+    expect(new Set(owners.map((o) => o.ownerId)).size).toBe(1);
+
+    const published = await pages[tabs - 1]!.evaluate(
+      async ({ messages, groups }) => {
+        const { db } = window as any;
+        const out = [];
+        for (let n = 0; n < messages; n++) {
+          const groupId = `g${n % groups}`;
+          out.push({ seq: await db.transport.publish(groupId, { n }), groupId, n });
+        }
+        return out;
+      },
+      { messages: MESSAGES, groups: GROUPS },
+    );
+    for (const [i, page] of pages.entries()) await startConsumer(page, { visibilityMs: 10_000, workMs: 4, worker: `tab${i}` });
+    await Promise.all(pages.map((p) => p.evaluate(() => (window as any).consumerDone)));
+
+    expect(checkRun(records, published)).toEqual([]);
+    // Every tab did a share of the work: the forwarding tabs are first-class consumers.
+    for (let i = 0; i < tabs; i++) expect(records.some((r) => r.tab === i && r.kind === 'acked')).toBe(true);
+    expect(await pages[0]!.evaluate(async () => (await (window as any).db.transport.inspect()).groups)).toEqual([]);
+  });
+}
+
+test('when the owner tab closes, the other tabs carry on within a second and nothing is lost', async ({ context }) => {
+  test.setTimeout(120_000);
+  const name = uniqueName('failover');
+  const records: Record[] = [];
+  const pages = [];
+  for (let i = 0; i < 3; i++) {
+    const page = await context.newPage();
+    await openLab(page);
+    await exposeRecorder(page, i, records);
+    await openShared(page, name);
+    pages.push(page);
+  }
+  const published = await pages[0]!.evaluate(async () => {
+    const { db } = window as any;
+    const out = [];
+    for (let n = 0; n < 90; n++) out.push({ seq: await db.transport.publish(`g${n % 9}`, { n }), groupId: `g${n % 9}`, n });
+    return out;
+  });
+  // Leases of 1.5 s: the closed tab's leases run out and go to the survivors.
+  for (const [i, page] of pages.entries()) await startConsumer(page, { visibilityMs: 1_500, workMs: 40, worker: `tab${i}` });
+  await expect.poll(() => records.filter((r) => r.kind === 'acked').length).toBeGreaterThan(15);
+
+  const ownerIndex = (await Promise.all(pages.map((p) => p.evaluate(async () => (await (window as any).db.owner()).isThisTab)))).indexOf(true);
+  expect(ownerIndex).toBeGreaterThanOrEqual(0);
+  const closedAt = Date.now();
+  await pages[ownerIndex]!.close({ runBeforeUnload: false });
+  const survivors = pages.filter((_, i) => i !== ownerIndex);
+
+  await expect.poll(() => records.some((r) => r.kind === 'acked' && r.tab !== ownerIndex && r.at > closedAt), { timeout: 5_000 }).toBe(true);
+  const firstAckAfter = Math.min(...records.filter((r) => r.kind === 'acked' && r.tab !== ownerIndex && r.at > closedAt).map((r) => r.at));
+  expect(firstAckAfter - closedAt).toBeLessThan(1_000);
+
+  await Promise.all(survivors.map((p) => p.evaluate(() => (window as any).consumerDone)));
+  const owners = await Promise.all(survivors.map((p) => p.evaluate(() => (window as any).db.owner())));
+  expect(owners.filter((o) => o.isThisTab)).toHaveLength(1);
+  // The closed tab's claims that never reached an ack were delivered again to a survivor.
+  expect(checkRun(records, published)).toEqual([]);
+});
