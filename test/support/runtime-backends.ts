@@ -17,6 +17,15 @@ export interface RuntimeBackends {
   dispose(): Promise<void>;
 }
 
+/**
+ * What a pair can promise the suites. `settlesInProcess`: every call settles within a macrotask
+ * turn, so a test can drive run() and lease renewal with a manual scheduler and `flush()`. The
+ * browser host answers from a worker, on its own time: those tests are skipped there.
+ */
+export interface RuntimeSuiteCaps {
+  settlesInProcess: boolean;
+}
+
 /** Fresh, empty backends on `clock`; `maxAttempts` goes to the transport. */
 export type MakeRuntimeBackends = (options: { clock: Clock; maxAttempts?: number }) => Promise<RuntimeBackends>;
 
