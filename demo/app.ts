@@ -1,0 +1,162 @@
+/**
+ * The demo's state and actions: the open database, this tab's workers, the executions it knows,
+ * and running a lesson. The views read from here; nothing here touches the DOM.
+ */
+import { type MessageSnapshot, Runtime, type TransportSnapshot } from 'leasehold';
+import type { BrowserDatabase, OwnerInfo } from 'leasehold/browser';
+import type { DemoClock } from './clock.ts';
+import { Activity, drain, openDemoDatabase, type Storage } from './database.ts';
+import { LESSONS, type LessonContext } from './lessons.ts';
+import { EventLog, type LeaseEnding } from './log.ts';
+import type { Settings } from './settings.ts';
+import { DemoWorker, type DemoEvent, type WorkerContext, type WorkerSettings } from './workers.ts';
+
+export class Demo {
+  readonly clock: DemoClock;
+  readonly settings: Settings;
+  readonly log = new EventLog();
+  /** Calls in flight from workers and lessons; zero means the page has caught up. */
+  readonly activity = new Activity();
+  db!: BrowserDatabase;
+  workers: DemoWorker[] = [];
+  executions = new Set<string>();
+  owner: OwnerInfo | undefined;
+  /** The latest snapshot, and its messages by seq (for the "why" of claims). */
+  snapshot: TransportSnapshot | undefined;
+  #seen = new Map<number, MessageSnapshot>();
+  readonly #endings = new Map<number, LeaseEnding>();
+  #ctx!: WorkerContext;
+  #nextWorker = 1;
+  #lesson: AbortController | undefined;
+  /** Bumped by anything that may change what a snapshot shows. */
+  changes = 0;
+  readonly #listeners = new Set<() => void>();
+
+  constructor(clock: DemoClock, settings: Settings) {
+    this.clock = clock;
+    this.settings = settings;
+    this.activity.onSettle = () => this.changed();
+  }
+
+  /** Opens `storage` (closing the current database; this tab's workers stop with it). */
+  async open(storage: Storage): Promise<void> {
+    this.#stopWorkers();
+    this.#lesson?.abort();
+    await this.db?.close();
+    this.settings.storage = storage;
+    this.db = await openDemoDatabase(storage, this.clock);
+    this.executions = new Set(this.settings.executions[storage]);
+    this.snapshot = undefined;
+    this.#seen.clear();
+    this.#endings.clear();
+    this.#ctx = {
+      transport: this.activity.wrap(this.db.transport),
+      store: this.activity.wrap(this.db.store),
+      clock: this.clock,
+      log: this.log,
+      endings: this.#endings,
+      seen: (seq) => this.#seen.get(seq),
+      onExecution: (id) => this.#trackExecution(id),
+    };
+    this.db.transport.onChange(() => this.changed());
+    this.db.onOwnerChange((owner) => {
+      this.owner = owner;
+      this.changed();
+    });
+    this.owner = await this.db.owner();
+    this.changed();
+  }
+
+  setSnapshot(snapshot: TransportSnapshot): void {
+    this.snapshot = snapshot;
+    this.#seen = new Map(snapshot.groups.flatMap((group) => group.messages.map((m) => [m.seq, m] as const)));
+  }
+
+  addWorker(options: Partial<WorkerSettings> = {}): DemoWorker {
+    const settings: WorkerSettings = { id: `${options.kind === 'runtime' ? 'rt' : 'w'}${this.#nextWorker++}`, kind: 'plain', visibilityMs: 5_000, minPriority: 0, workMs: 1_000, ...options };
+    const worker = new DemoWorker(settings, this.#ctx);
+    this.workers.push(worker);
+    const floor = settings.minPriority > 0 ? `, floor P${settings.minPriority}` : '';
+    this.log.add({ at: this.clock.now(), kind: 'info', text: `${settings.id} joins (${settings.kind}, lease ${settings.visibilityMs / 1000} s${floor})`, worker: settings.id });
+    this.changed();
+    return worker;
+  }
+
+  publish(groupId: string, event: DemoEvent, priority = 0): Promise<number> {
+    return this.#ctx.transport.publish(groupId, event, { priority });
+  }
+
+  redrive(seq: number): Promise<number> {
+    return this.#ctx.transport.redrive(seq);
+  }
+
+  /**
+   * Runs lesson `id` (0: free play) from an empty queue at time 0. The clock holds still while
+   * the scene is set, so every lesson starts the same way, then plays on if it was playing.
+   */
+  async startLesson(id: number): Promise<void> {
+    this.#lesson?.abort();
+    const run = new AbortController();
+    this.#lesson = run;
+    this.settings.lesson = id;
+    this.#stopWorkers();
+    this.log.clear();
+    const wasPaused = this.clock.paused;
+    this.clock.setPaused(true);
+    try {
+      await this.activity.track(this.#reset());
+      const lesson = LESSONS.find((l) => l.id === id);
+      if (lesson && !run.signal.aborted) await this.activity.track(lesson.setup(this.#lessonContext(run.signal)));
+    } finally {
+      if (!run.signal.aborted || this.#lesson === run) this.clock.setPaused(wasPaused);
+      this.changed();
+    }
+  }
+
+  /** Workers of this tab stop with the page; a reload is a crash for them. */
+  #stopWorkers(): void {
+    for (const worker of this.workers) worker.dispose();
+    this.workers = [];
+    this.#nextWorker = 1;
+  }
+
+  async #reset(): Promise<void> {
+    const drained = await drain(this.db, this.clock, this.executions);
+    this.executions.clear();
+    this.settings.executions[this.settings.storage] = [];
+    this.#endings.clear();
+    this.clock.set(0);
+    if (drained > 0) this.log.add({ at: 0, kind: 'info', text: `Emptied the queue for the lesson (${drained} message${drained === 1 ? '' : 's'} claimed and acked)` });
+  }
+
+  #lessonContext(signal: AbortSignal): LessonContext {
+    // A runtime that never steps: it creates executions and sends their events, as an app would.
+    const sender = new Runtime({ store: this.#ctx.store, transport: this.#ctx.transport, handler: () => {}, workerId: 'page', visibilityMs: 5_000, clock: this.clock.now });
+    return {
+      addWorker: (settings) => this.addWorker(settings),
+      publish: (groupId, event, priority) => this.publish(groupId, event, priority),
+      at: (ms, action) => void this.clock.until(ms, signal).then(() => signal.aborted || action()),
+      createExecution: async (id) => {
+        await sender.createExecution(id);
+        this.#trackExecution(id);
+      },
+      send: async (executionId, event) => void (await sender.send(executionId, event)),
+    };
+  }
+
+  #trackExecution(id: string): void {
+    if (this.executions.has(id)) return;
+    this.executions.add(id);
+    this.settings.executions[this.settings.storage] = [...this.executions];
+    this.changed();
+  }
+
+  changed(): void {
+    this.changes++;
+    for (const listener of this.#listeners) listener();
+  }
+
+  onChange(listener: () => void): void {
+    this.#listeners.add(listener);
+  }
+}

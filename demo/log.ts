@@ -1,0 +1,76 @@
+/**
+ * What happened and why, in words: every claim, ack, park, refusal and crash the page's workers
+ * see, stamped with demo time. Tests read it through the `data-*` fields of each entry.
+ */
+import type { MessageSnapshot } from 'leasehold';
+import { seconds } from './clock.ts';
+
+export type LogKind = 'claim' | 'ack' | 'park' | 'retry' | 'refused' | 'late-ack' | 'crash' | 'stall' | 'pause' | 'handled' | 'info';
+
+export interface LogEntry {
+  id: number;
+  at: number;
+  kind: LogKind;
+  text: string;
+  worker?: string;
+  group?: string;
+  seq?: number;
+  attempt?: number;
+}
+
+/** Kept entries; older ones drop off so a long session stays light. */
+const MAX_ENTRIES = 300;
+
+export class EventLog {
+  readonly entries: LogEntry[] = [];
+  #next = 0;
+  readonly #listeners = new Set<() => void>();
+
+  add(entry: Omit<LogEntry, 'id'>): void {
+    this.entries.push({ ...entry, id: ++this.#next });
+    if (this.entries.length > MAX_ENTRIES) this.entries.splice(0, this.entries.length - MAX_ENTRIES);
+    for (const listener of this.#listeners) listener();
+  }
+
+  clear(): void {
+    this.entries.length = 0;
+    for (const listener of this.#listeners) listener();
+  }
+
+  onChange(listener: () => void): void {
+    this.#listeners.add(listener);
+  }
+}
+
+/** How a lease ended when its worker did not ack it: the "why" of the next claim of its message. */
+export interface LeaseEnding {
+  holder: string;
+  expiresAt: number;
+  end: 'abandoned' | 'parked' | 'released';
+}
+
+/**
+ * Why a claim got this message: the first delivery follows the round-robin order; a later one
+ * follows whatever ended the previous lease — ours (`endings`, from this tab's workers) or, for
+ * another tab's workers, the message as the last snapshot showed it.
+ */
+export function claimReason(groupId: string, seq: number, attempt: number, ending: LeaseEnding | undefined, seen: MessageSnapshot | undefined): string {
+  if (attempt === 1) return `first delivery; ${groupId} was next in round-robin order`;
+  if (ending?.end === 'parked') return `its park ended at ${seconds(ending.expiresAt)}`;
+  if (ending?.end === 'released') return `${ending.holder} gave it back (nack)`;
+  if (ending) return `the lease of ${ending.holder} expired at ${seconds(ending.expiresAt)}`;
+  if (seen?.state === 'parked' && seen.expiresAt !== null) return `its park ended at ${seconds(seen.expiresAt)}`;
+  if (seen?.holder && seen.expiresAt !== null) return `the lease of ${seen.holder} expired at ${seconds(seen.expiresAt)}`;
+  return `delivery ${attempt}: an earlier lease ended`;
+}
+
+/** The event's label as the demo publishes it, or a short JSON of anything else. Shown as text. */
+export function eventLabel(event: unknown): string {
+  if (event && typeof event === 'object') {
+    const { label, type } = event as { label?: unknown; type?: unknown };
+    if (typeof label === 'string') return label;
+    if (typeof type === 'string') return type;
+  }
+  const json = JSON.stringify(event) ?? String(event);
+  return json.length > 40 ? `${json.slice(0, 39)}…` : json;
+}

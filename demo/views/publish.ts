@@ -1,0 +1,81 @@
+/**
+ * Publishing by hand (any group name and label, rendered as text wherever they appear), a bulk
+ * load for the 200-group stress view, and the dead letters with their redrive buttons.
+ */
+import type { DeadLetter } from 'leasehold';
+import { seconds } from '../clock.ts';
+import { eventLabel } from '../log.ts';
+import type { DemoEvent } from '../workers.ts';
+import { h, setText } from './dom.ts';
+
+export interface PublishRequest {
+  groupId: string;
+  event: DemoEvent;
+  priority: number;
+}
+
+export class PublishForm {
+  readonly el: HTMLElement;
+
+  constructor(onPublish: (request: PublishRequest) => void, onBulk: () => void) {
+    const group = h('input', { attrs: { name: 'group', required: '', value: 'order-1', 'data-testid': 'publish-group', autocomplete: 'off' } });
+    const label = h('input', { attrs: { name: 'label', required: '', value: 'pay', 'data-testid': 'publish-label', autocomplete: 'off' } });
+    const priority = h('select', { attrs: { name: 'priority', 'data-testid': 'publish-priority' } }, ...[0, 1, 2, 3, 4].map((p) => h('option', { text: `P${p}`, attrs: { value: String(p) } })));
+    const behaviour = h(
+      'select',
+      { attrs: { name: 'behaviour', 'data-testid': 'publish-behaviour' } },
+      h('option', { text: 'works', attrs: { value: 'ok' } }),
+      h('option', { text: 'asks to be parked 5 s once', attrs: { value: 'park' } }),
+      h('option', { text: 'always fails (poison)', attrs: { value: 'poison' } }),
+    );
+    const form = h(
+      'form',
+      { class: 'publish', attrs: { 'aria-label': 'Publish a message' } },
+      h('label', {}, h('span', { text: 'Group' }), group),
+      h('label', {}, h('span', { text: 'Label' }), label),
+      h('label', {}, h('span', { text: 'Priority' }), priority),
+      h('label', {}, h('span', { text: 'Behaviour' }), behaviour),
+      h('button', { text: 'Publish', attrs: { type: 'submit', 'data-testid': 'publish' } }),
+    );
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const ev: DemoEvent = { label: label.value };
+      if (behaviour.value === 'park') ev.parkMs = 5_000;
+      if (behaviour.value === 'poison') ev.poison = true;
+      onPublish({ groupId: group.value, event: ev, priority: Number(priority.value) });
+    });
+    const bulk = h('button', { text: 'Load 200 groups × 10 messages', attrs: { type: 'button', 'data-testid': 'bulk' }, on: { click: onBulk } });
+    this.el = h('div', {}, form, h('p', { class: 'hint' }, bulk, ' — to see the page keep up with a big backlog.'));
+  }
+}
+
+export class DeadLettersView {
+  readonly el: HTMLElement;
+  readonly #list = h('ul', { class: 'dead', attrs: { 'data-testid': 'dead-letters' } });
+  readonly #count = h('p', { class: 'hint' });
+  #key = '';
+  readonly #onRedrive: (seq: number) => void;
+
+  constructor(onRedrive: (seq: number) => void) {
+    this.#onRedrive = onRedrive;
+    this.el = h('div', {}, this.#count, this.#list);
+  }
+
+  render(letters: DeadLetter[]): void {
+    const key = letters.map((l) => l.seq).join(',');
+    if (key === this.#key) return;
+    this.#key = key;
+    setText(this.#count, letters.length ? `${letters.length} message${letters.length === 1 ? '' : 's'} gave up after too many attempts.` : 'None: no message has failed too often.');
+    this.#list.replaceChildren(
+      ...letters.map((letter) =>
+        h(
+          'li',
+          { class: 'dead-letter', attrs: { 'data-testid': 'dead-letter', 'data-seq': String(letter.seq) } },
+          h('span', { class: 'state-dead', text: '✕ dead' }),
+          h('span', { text: ` ${letter.groupId}#${letter.seq} ${eventLabel(letter.event)} · ${letter.attempt} tries · at ${seconds(letter.deadAt)} ` }),
+          h('button', { text: 'Redrive', attrs: { type: 'button', 'aria-label': `redrive ${letter.groupId}#${letter.seq}` }, on: { click: () => this.#onRedrive(letter.seq) } }),
+        ),
+      ),
+    );
+  }
+}

@@ -1,0 +1,322 @@
+/**
+ * The page's own consumers. A plain worker is the smallest honest consumer: claim, work for a
+ * while on demo time, then ack (or nack, when the event asks for it). A runtime worker is a real
+ * `Runtime` stepping executions, so their state and trace rings change. Both talk to the real
+ * transport; the controls (pause, stall, crash, come back late) only change what the worker
+ * does next, never the queue behind its back.
+ */
+import { type ChangeNotifier, type ExecutionStore, type Lease, LeaseLostError, type MessageSnapshot, Runtime, type StepResult, type Transport } from 'leasehold';
+import { type DemoClock, seconds } from './clock.ts';
+import { claimReason, type EventLog, eventLabel, type LeaseEnding } from './log.ts';
+
+/** What the demo publishes: a label, and optionally how the worker should treat it. */
+export interface DemoEvent {
+  label: string;
+  /** On its first delivery the worker nacks it with this delay: a park. */
+  parkMs?: number;
+  /** The worker fails it every time (nack with a retry delay) until it is dead-lettered. */
+  poison?: boolean;
+}
+
+/** How long a poison message is parked before its next try. */
+const RETRY_MS = 2_000;
+/** How often (demo time) an idle worker looks again; change notices wake it sooner. */
+const IDLE_POLL_MS = 100;
+
+export interface WorkerContext {
+  transport: Transport & ChangeNotifier;
+  store: ExecutionStore;
+  clock: DemoClock;
+  log: EventLog;
+  /** How this tab's workers' leases ended, by seq: the "why" of the next claim. */
+  endings: Map<number, LeaseEnding>;
+  /** The message as the last snapshot showed it. */
+  seen(seq: number): MessageSnapshot | undefined;
+  /** A runtime worker touched this execution: show it. */
+  onExecution(id: string): void;
+}
+
+export type WorkerKind = 'plain' | 'runtime';
+export type WorkerStatus = 'idle' | 'working' | 'paused' | 'stalled' | 'crashed';
+
+export interface WorkerSettings {
+  id: string;
+  kind: WorkerKind;
+  visibilityMs: number;
+  minPriority: number;
+  workMs: number;
+}
+
+export class DemoWorker {
+  readonly settings: WorkerSettings;
+  status: WorkerStatus = 'idle';
+  /** The lease it holds (or held, when crashed or stalled). */
+  lease: Lease | null = null;
+  /** Its last outcome, for its card. */
+  note = '';
+  readonly #ctx: WorkerContext;
+  #paused = false;
+  #stalled = false;
+  #crashed = false;
+  readonly #crash = new AbortController();
+  #kick!: Promise<void>;
+  #kicked!: () => void;
+
+  constructor(settings: WorkerSettings, ctx: WorkerContext) {
+    this.settings = settings;
+    this.#ctx = ctx;
+    this.#renewKick();
+    void (settings.kind === 'plain' ? this.#runPlain() : this.#runRuntime()).catch((error: unknown) => {
+      // A storage failure or a closed database (storage switched): the worker stops, visibly.
+      if (this.#crashed) return;
+      this.#crashed = true;
+      this.status = 'crashed';
+      this.note = `stopped: ${error instanceof Error ? error.message : String(error)}`;
+    });
+  }
+
+  get id(): string {
+    return this.settings.id;
+  }
+
+  /** Asked to pause (it may still be finishing its current message). */
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  get crashed(): boolean {
+    return this.#crashed;
+  }
+
+  /** Finish the current message, then claim nothing until resumed. */
+  pause(paused: boolean): void {
+    this.#paused = paused;
+    this.#log(paused ? 'pause' : 'info', paused ? `${this.id} pauses after its current message` : `${this.id} resumes`);
+    this.#poke();
+  }
+
+  /** Stop dead, keeping the lease: a frozen process (a GC pause, a hung fetch). */
+  stall(): void {
+    if (this.settings.kind !== 'plain' || this.#stalled || this.#crashed) return;
+    this.#stalled = true;
+    const lease = this.lease;
+    if (lease) this.#ctx.endings.set(lease.seq, { holder: this.id, expiresAt: lease.expiresAt, end: 'abandoned' });
+    this.#log('stall', lease ? `${this.id} stalls holding ${tag(lease)}: its lease runs out at ${seconds(lease.expiresAt)} unless it comes back first` : `${this.id} stalls`, lease);
+    this.#poke();
+  }
+
+  /** A stalled worker wakes up and carries on where it stopped: it tries to ack what it held. */
+  comeBack(): void {
+    if (!this.#stalled || this.#crashed) return;
+    this.#stalled = false;
+    this.#poke();
+  }
+
+  /** Vanish without acking: the lease stays until it runs out, as after a real crash. */
+  crash(): void {
+    if (this.#crashed) return;
+    this.#crashed = true;
+    this.status = 'crashed';
+    const lease = this.lease;
+    if (lease) this.#ctx.endings.set(lease.seq, { holder: this.id, expiresAt: lease.expiresAt, end: 'abandoned' });
+    this.#log('crash', lease ? `${this.id} crashed holding ${tag(lease)}: nobody else can take it until the lease runs out at ${seconds(lease.expiresAt)}` : `${this.id} crashed (it held nothing)`, lease);
+    this.#crash.abort();
+    this.#poke();
+  }
+
+  /** Stops without a word: the storage is being switched and this worker's database goes away. */
+  dispose(): void {
+    this.#crashed = true;
+    this.#crash.abort();
+    this.#poke();
+  }
+
+  async #runPlain(): Promise<void> {
+    const { transport, clock } = this.#ctx;
+    const { id, visibilityMs, minPriority, workMs } = this.settings;
+    while (!this.#crashed) {
+      if (await this.#gate()) continue;
+      const lease = await transport.claim(id, visibilityMs, { minPriority });
+      if (this.#crashed) {
+        // Crashed while its claim was on the way: the lease is abandoned like any other.
+        if (lease) this.#ctx.endings.set(lease.seq, { holder: id, expiresAt: lease.expiresAt, end: 'abandoned' });
+        return;
+      }
+      if (!lease) {
+        await this.#idle();
+        continue;
+      }
+      this.#claimed(lease);
+      const end = clock.now() + workMs;
+      while (clock.now() < end && !this.#crashed && !this.#stalled) await this.#wait(clock.until(end, this.#crash.signal));
+      let late = false;
+      if (this.#stalled) {
+        this.status = 'stalled';
+        while (this.#stalled && !this.#crashed) await this.#kick;
+        late = true;
+      }
+      if (this.#crashed) return;
+      await this.#finish(lease, late);
+    }
+  }
+
+  async #finish(lease: Lease, late: boolean): Promise<void> {
+    const { transport, clock, endings } = this.#ctx;
+    const event = lease.event as Partial<DemoEvent> | null;
+    const wasExpired = clock.now() > lease.expiresAt;
+    try {
+      if (typeof event?.parkMs === 'number' && lease.attempt === 1) {
+        await transport.nack(lease, event.parkMs);
+        endings.set(lease.seq, { holder: this.id, expiresAt: clock.now() + event.parkMs, end: 'parked' });
+        this.note = `parked ${tag(lease)}`;
+        this.#log('park', `${this.id} nacked ${tag(lease)} with a ${seconds(event.parkMs)} delay: it is parked until ${seconds(clock.now() + event.parkMs)} and blocks ${lease.groupId}; other groups keep flowing`, lease);
+      } else if (event?.poison === true) {
+        await transport.nack(lease, RETRY_MS);
+        endings.set(lease.seq, { holder: this.id, expiresAt: clock.now() + RETRY_MS, end: 'parked' });
+        this.note = `failed ${tag(lease)}`;
+        this.#log('retry', `${this.id} failed ${tag(lease)} (attempt ${lease.attempt}) and parked it for ${seconds(RETRY_MS)}; too many attempts send it to the dead letters`, lease);
+      } else {
+        await transport.ack(lease);
+        this.note = `acked ${tag(lease)}`;
+        if (late) {
+          this.#log('late-ack', `${this.id} came back late and acked ${tag(lease)}: ${wasExpired ? 'its lease had run out, but nobody had claimed the message again, so it still held' : 'its lease was still live'}`, lease);
+        } else {
+          this.#log('ack', `${this.id} acked ${tag(lease)}: done, removed from ${lease.groupId}`, lease);
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof LeaseLostError)) throw error;
+      const now = this.#ctx.seen(lease.seq);
+      const who = now?.holder && now.attempt > lease.attempt ? `${now.holder} holds attempt ${now.attempt} now` : 'the message has moved on';
+      this.note = `ack refused: LeaseLostError`;
+      this.#log('refused', `${this.id}'s ack of ${tag(lease)} (attempt ${lease.attempt}) was refused with LeaseLostError — fencing: ${who}`, lease);
+    }
+    this.lease = null;
+  }
+
+  async #runRuntime(): Promise<void> {
+    const { clock, store } = this.#ctx;
+    const { id, visibilityMs, workMs } = this.settings;
+    const runtime = new Runtime({
+      store,
+      transport: this.#observed(),
+      workerId: id,
+      visibilityMs,
+      clock: clock.now,
+      scheduler: clock.scheduler(this.#crash.signal),
+      handler: async (execution, event) => {
+        const end = clock.now() + workMs;
+        while (clock.now() < end && !this.#crashed) await this.#wait(clock.until(end, this.#crash.signal));
+        // A crashed worker's handler never returns: its lease is left to run out.
+        if (this.#crashed) await new Promise(() => {});
+        execution.handled = (Number(execution.handled) || 0) + 1;
+        execution.last = eventLabel(event);
+        return { trace: { label: eventLabel(event) } };
+      },
+    });
+    // Only a crash interrupts a step: a paused worker finishes the event it is on.
+    const crashed = new Promise<undefined>((resolve) => this.#crash.signal.addEventListener('abort', () => resolve(undefined)));
+    while (!this.#crashed) {
+      if (await this.#gate()) continue;
+      const result = await Promise.race([runtime.step(), crashed]);
+      if (this.#crashed) return;
+      if (!result || result.kind === 'idle') {
+        await this.#idle();
+        continue;
+      }
+      this.#stepped(result);
+    }
+  }
+
+  /** The transport as this runtime worker sees it: its priority floor applied, its lease shown. */
+  #observed(): Transport {
+    const t = this.#ctx.transport;
+    const release = <T>(promise: Promise<T>): Promise<T> =>
+      promise.finally(() => {
+        this.lease = null;
+      });
+    return {
+      publish: (groupId, event, options) => t.publish(groupId, event, options),
+      claim: async (workerId, visibilityMs) => {
+        const lease = await t.claim(workerId, visibilityMs, { minPriority: this.settings.minPriority });
+        if (lease && !this.#crashed) this.#claimed(lease);
+        return lease;
+      },
+      ack: (lease) => release(t.ack(lease)),
+      nack: (lease, delayMs) => release(t.nack(lease, delayMs)),
+      extend: async (lease, visibilityMs) => {
+        const renewed = await t.extend(lease, visibilityMs);
+        if (this.lease?.seq === renewed.seq) this.lease = renewed;
+        return renewed;
+      },
+      inspect: () => t.inspect(),
+      deadLetters: () => t.deadLetters(),
+      redrive: (seq) => t.redrive(seq),
+      close: async () => {},
+    };
+  }
+
+  #claimed(lease: Lease): void {
+    this.lease = lease;
+    this.status = 'working';
+    const why = claimReason(lease.groupId, lease.seq, lease.attempt, this.#ctx.endings.get(lease.seq), this.#ctx.seen(lease.seq));
+    this.#ctx.endings.delete(lease.seq);
+    this.#log('claim', `${this.id} claimed ${tag(lease)} (attempt ${lease.attempt}) until ${seconds(lease.expiresAt)}: ${why}`, lease);
+  }
+
+  #stepped(result: StepResult): void {
+    if (!('executionId' in result)) return;
+    this.#ctx.onExecution(result.executionId);
+    const what = `${result.executionId}#${result.seq}`;
+    const text =
+      result.kind === 'handled'
+        ? `${this.id} handled ${what}: new state, dedupe mark and trace step committed in one transaction${result.acked ? ', then acked' : '; the ack was refused (another worker took over)'}`
+        : `${this.id}: ${result.kind} ${what}`;
+    this.note = `${result.kind} ${what}`;
+    this.#log('handled', text, { groupId: result.executionId, seq: result.seq, attempt: result.attempt });
+  }
+
+  /** Holds the loop while paused or stalled (returns true if it waited, so the caller re-checks). */
+  async #gate(): Promise<boolean> {
+    if (!this.#paused && !this.#stalled) return false;
+    this.status = this.#stalled ? 'stalled' : 'paused';
+    await this.#kick;
+    return true;
+  }
+
+  async #idle(): Promise<void> {
+    this.status = 'idle';
+    const cancel = new AbortController();
+    let unsubscribe = (): void => {};
+    const notice = new Promise<void>((resolve) => (unsubscribe = this.#ctx.transport.onChange(resolve)));
+    await Promise.race([this.#ctx.clock.sleep(IDLE_POLL_MS, cancel.signal), notice, this.#kick]);
+    cancel.abort();
+    unsubscribe();
+  }
+
+  /** Waits for `promise` or any control (pause, stall, crash); undefined if a control came first. */
+  #wait<T>(promise: Promise<T>): Promise<T | undefined> {
+    return Promise.race([promise, this.#kick.then(() => undefined)]);
+  }
+
+  #poke(): void {
+    const kicked = this.#kicked;
+    this.#renewKick();
+    kicked();
+  }
+
+  #renewKick(): void {
+    this.#kick = new Promise((resolve) => (this.#kicked = resolve));
+  }
+
+  #log(kind: Parameters<EventLog['add']>[0]['kind'], text: string, lease?: Pick<Lease, 'groupId' | 'seq' | 'attempt'> | null): void {
+    const entry: Parameters<EventLog['add']>[0] = { at: this.#ctx.clock.now(), kind, text, worker: this.id };
+    if (lease) Object.assign(entry, { group: lease.groupId, seq: lease.seq, attempt: lease.attempt });
+    this.#ctx.log.add(entry);
+  }
+}
+
+/** "order-7#3": group and seq, how the log names a message. */
+export function tag(lease: Pick<Lease, 'groupId' | 'seq'>): string {
+  return `${lease.groupId}#${lease.seq}`;
+}
