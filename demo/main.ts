@@ -100,6 +100,7 @@ document.body.replaceChildren(
 
 async function switchStorage(choice: 'opfs' | 'memory'): Promise<void> {
   save();
+  settings.storage = choice;
   clock.set(settings.time[choice]);
   await demo.open(choice);
   save();
@@ -124,6 +125,8 @@ async function bulkLoad(): Promise<void> {
 let fetching = false;
 let seenChanges = -1;
 let lastFetch = 0;
+/** How long the last snapshot took (inspect, executions, render). */
+let fetchMs = 0;
 let lastSave = 0;
 let last = performance.now();
 async function fetchSnapshot(): Promise<void> {
@@ -144,6 +147,7 @@ async function fetchSnapshot(): Promise<void> {
     seenChanges = -1;
   } finally {
     fetching = false;
+    fetchMs = performance.now() - lastFetch;
   }
 }
 
@@ -152,7 +156,10 @@ function frame(now: number): void {
   last = now;
   // Another tab's workers change the queue without a notice here: look again now and then.
   const stale = !clock.paused || demo.changes !== seenChanges || now - lastFetch > 500;
-  if (!fetching && stale && demo.db) void fetchSnapshot();
+  // With a big backlog an inspect takes tens of milliseconds of the database's time: leave it
+  // twice that for the workers' claims before asking again. Countdowns still move every frame.
+  const due = now - lastFetch >= 2 * fetchMs;
+  if (!fetching && stale && due && demo.db) void fetchSnapshot();
   time.render();
   queue.tick(clock.now());
   workers.render(demo.workers, clock.now());

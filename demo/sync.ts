@@ -22,9 +22,16 @@ export function joinTabs(clock: DemoClock, enabled: () => boolean): Tabs {
   if (typeof BroadcastChannel !== 'function') return { announce: () => {} };
   const channel = new BroadcastChannel('leasehold-demo-clock');
   let epoch = 0;
-  channel.onmessage = (event: MessageEvent<ClockMessage>) => {
+  const announce = (restart = false): void => {
+    if (!enabled()) return;
+    if (restart) epoch++;
+    channel.postMessage({ epoch, time: clock.now(), speed: clock.speed, paused: clock.paused } satisfies ClockMessage);
+  };
+  channel.onmessage = (event: MessageEvent<ClockMessage | 'hello'>) => {
     if (!enabled()) return;
     const message = event.data;
+    // A tab that just opened asks for the timeline, so its first control is not from an old epoch.
+    if (message === 'hello') return announce();
     if (message.epoch < epoch) return;
     if (message.epoch > epoch) {
       epoch = message.epoch;
@@ -35,11 +42,6 @@ export function joinTabs(clock: DemoClock, enabled: () => boolean): Tabs {
     if (clock.speed !== message.speed) clock.setSpeed(message.speed);
     if (clock.paused !== message.paused) clock.setPaused(message.paused);
   };
-  return {
-    announce(restart = false) {
-      if (!enabled()) return;
-      if (restart) epoch++;
-      channel.postMessage({ epoch, time: clock.now(), speed: clock.speed, paused: clock.paused } satisfies ClockMessage);
-    },
-  };
+  channel.postMessage('hello');
+  return { announce };
 }

@@ -1,9 +1,13 @@
 /** Helpers for driving the demo page (demo/index.html) through its own controls. */
 import { expect, type Locator, type Page } from '@playwright/test';
 
+/** Dialogs the page opened (none should: user text is never run as HTML). */
+export const dialogs: string[] = [];
+
 export async function openDemo(page: Page): Promise<void> {
   page.on('dialog', (dialog) => {
-    throw new Error(`unexpected dialog: ${dialog.message()}`);
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
   });
   await page.goto('/');
   await expect(page.locator('body')).toHaveAttribute('data-ready', 'true');

@@ -101,8 +101,12 @@ export class StorageControls {
     this.show(current, 'opening…');
   }
 
+  #shown: Storage | undefined;
+
   show(storage: Storage, owner: string): void {
-    for (const radio of this.#radios) radio.checked = radio.value === storage;
+    // Only when the storage really changed: rewriting the radios every frame would undo a click.
+    if (this.#shown !== storage) for (const radio of this.#radios) radio.checked = radio.value === storage;
+    this.#shown = storage;
     setText(
       this.#note,
       storage === 'opfs'

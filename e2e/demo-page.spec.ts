@@ -1,0 +1,116 @@
+import { expect, test } from '@playwright/test';
+import { dialogs, group, logEntries, openDemo, pause, settled, startLesson, step } from './demo-support.js';
+
+async function openPublishPanel(page: import('@playwright/test').Page): Promise<void> {
+  const panel = page.locator('[data-panel="publish"]');
+  if (!(await panel.evaluate((el) => (el as HTMLDetailsElement).open))) await panel.locator('summary').click();
+}
+
+async function publish(page: import('@playwright/test').Page, groupId: string, label: string, priority = 0): Promise<void> {
+  await openPublishPanel(page);
+  await page.getByTestId('publish-group').fill(groupId);
+  await page.getByTestId('publish-label').fill(label);
+  await page.getByTestId('publish-priority').selectOption(String(priority));
+  await page.getByTestId('publish').click();
+  await settled(page);
+}
+
+test('with OPFS a reload keeps the groups and messages, and the page keeps its settings', async ({ page }) => {
+  await openDemo(page);
+  await startLesson(page, 0);
+  await page.getByTestId('speed-0.25').click();
+  await publish(page, 'keep-me', 'hello', 2);
+  await publish(page, 'keep-me', 'again');
+  await expect(group(page, 'keep-me').getByTestId('message')).toHaveCount(2);
+
+  await page.reload();
+  await expect(page.locator('body')).toHaveAttribute('data-ready', 'true');
+  await settled(page);
+  const kept = group(page, 'keep-me');
+  await expect(kept.getByTestId('message')).toHaveCount(2);
+  await expect(kept).toContainText('P2');
+  await expect(kept.getByTestId('message').first()).toContainText('hello');
+  await expect(page.getByTestId('speed-0.25')).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.getByTestId('play')).toHaveAttribute('aria-pressed', 'false');
+  await expect(page.getByTestId('storage-note')).toContainText('a reload keeps every group');
+
+  // Memory is another database, empty; switching back finds the OPFS one as it was.
+  await page.getByTestId('storage-memory').check();
+  await expect(page.getByTestId('owner')).toHaveText(/In memory/);
+  await settled(page);
+  await expect(group(page, 'keep-me')).toHaveCount(0);
+  await page.getByTestId('storage-opfs').check();
+  await expect(group(page, 'keep-me').getByTestId('message')).toHaveCount(2);
+});
+
+test('two tabs show the same queue and agree on one owner', async ({ context }) => {
+  const first = await context.newPage();
+  await openDemo(first);
+  await startLesson(first, 0);
+  const second = await context.newPage();
+  await openDemo(second);
+  // A background tab gets no animation frames, so it redraws only when brought to the front.
+  await first.bringToFront();
+  await publish(first, 'shared', 'from tab one');
+  await second.bringToFront();
+  await publish(second, 'shared', 'from tab two');
+  await expect(group(second, 'shared').getByTestId('message')).toHaveCount(2);
+  await first.bringToFront();
+  await expect(group(first, 'shared').getByTestId('message')).toHaveCount(2);
+  await expect(first.getByTestId('owner')).toHaveText(/^This tab owns the database file/);
+  await expect(second.getByTestId('owner')).toHaveText(/^Another tab owns the database file/);
+  // One timeline: playing in one tab plays the other.
+  await second.bringToFront();
+  await second.getByTestId('play').click();
+  await first.bringToFront();
+  await expect(first.getByTestId('play')).toHaveAttribute('aria-pressed', 'true');
+});
+
+test('a group and a message named like HTML appear as text, never as markup', async ({ page }) => {
+  const evil = '<img src=x onerror=alert(1)>';
+  await openDemo(page);
+  await startLesson(page, 0);
+  await publish(page, evil, evil);
+  await page.getByTestId('add-worker').click();
+  await step(page, 100);
+  const row = group(page, evil);
+  await expect(row.locator('.group-name')).toHaveText(evil);
+  await expect(row.getByTestId('message').first()).toContainText(evil);
+  await expect(logEntries(page, { kind: 'claim' }).first()).toContainText(evil);
+  await expect(page.locator('main img')).toHaveCount(0);
+  expect(dialogs).toEqual([]);
+});
+
+test('200 groups and 2,000 messages render and keep animating', async ({ page }) => {
+  await openDemo(page);
+  await startLesson(page, 0);
+  await openPublishPanel(page);
+  const started = Date.now();
+  await page.getByTestId('bulk').click();
+  await expect(page.getByTestId('queue-summary')).toHaveText('200 groups, 2000 messages queued', { timeout: 30_000 });
+  console.log(`2,000 publishes and their snapshot: ${Date.now() - started} ms`);
+  await expect(page.getByTestId('group')).toHaveCount(200);
+  for (let i = 0; i < 3; i++) await page.getByTestId('add-worker').click();
+  await page.getByTestId('speed-4').click();
+  await page.getByTestId('play').click();
+  // Frame gaps over two seconds of real time while three workers churn through the backlog.
+  const gaps = await page.evaluate(
+    () =>
+      new Promise<number[]>((resolve) => {
+        const out: number[] = [];
+        let last = performance.now();
+        const tick = (t: number) => {
+          out.push(t - last);
+          last = t;
+          if (out.length < 120) requestAnimationFrame(tick);
+          else resolve(out);
+        };
+        requestAnimationFrame(tick);
+      }),
+  );
+  const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
+  console.log(`frame gap at 2,000 messages: mean ${mean.toFixed(1)} ms, max ${Math.max(...gaps).toFixed(1)} ms`);
+  expect(mean).toBeLessThan(50);
+  await pause(page);
+  await expect(logEntries(page, { kind: 'ack' }).first()).toBeVisible();
+});
