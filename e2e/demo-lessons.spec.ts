@@ -76,6 +76,8 @@ test('lesson 4: a park blocks its group while the others flow, then the message 
   await expect(group(page, 'pay-1')).toHaveAttribute('data-status', 'parked');
   await expect(logEntries(page, { kind: 'park', seq: chargeSeq! })).toContainText('parked until 5.0 s');
   await screenshots(page, 'lesson-4-parked');
+  // The README's picture: `UPDATE_DEMO_SCREENSHOT=1 npx playwright test e2e/demo-lessons.spec.ts -g "lesson 4"`.
+  if (process.env.UPDATE_DEMO_SCREENSHOT) await page.screenshot({ path: 'docs/demo.png' });
   await step(page, 1000, 4);
   // Every mail message was delivered while pay-1 waited; its receipt never moved.
   for (const mail of ['mail-1', 'mail-2', 'mail-3']) await expect(group(page, mail)).toHaveCount(0);
