@@ -40,6 +40,15 @@ describe('HostCore', () => {
     expect(await core.serve(call('store', 'pendingOutbox', [undefined]))).toHaveLength(1);
   });
 
+  it('skips the journal for the owner page\u2019s own calls, which are never retried', async () => {
+    const db = await openWasmDatabase();
+    const core = new HostCore(db);
+    await core.serve(call('transport', 'publish', ['g', 1, undefined]), false);
+    expect(db.prepare('SELECT count(*) AS n FROM lh_calls').get()).toEqual({ n: 0 });
+    await core.serve(call('transport', 'publish', ['g', 2, undefined]), true);
+    expect(db.prepare('SELECT count(*) AS n FROM lh_calls').get()).toEqual({ n: 1 });
+  });
+
   it('does not journal a call that failed, so its retry runs again', async () => {
     const db = await openWasmDatabase();
     const core = new HostCore(db);

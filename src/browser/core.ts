@@ -75,8 +75,13 @@ export class HostCore {
   /**
    * Serves one call. Rejects with the backend's own error (to be sent across as data), or a
    * TypeError for a method that is not part of the contracts.
+   *
+   * `journaled`: the call may be a retry (it came from another tab, whose host sends it again if
+   * the owner changes), so its result is journaled and a retry is answered from the journal. The
+   * owner's own page never retries (if the owner's tab dies, so does the page), so its calls skip
+   * the journal and the write it costs.
    */
-  async serve(call: CallMessage): Promise<unknown> {
+  async serve(call: CallMessage, journaled = true): Promise<unknown> {
     if (call.target !== 'transport' && call.target !== 'store') throw new TypeError(`unknown call target ${String(call.target)}`);
     const changing = CHANGING[call.target].has(call.method);
     if (!changing && !READING[call.target].has(call.method)) throw new TypeError(`${call.target}.${String(call.method)} is not a method of the contract`);
@@ -85,6 +90,7 @@ export class HostCore {
     const target = (call.target === 'transport' ? this.transport : this.store) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     this.#now = call.now;
     if (!changing) return target[call.method]!(...call.args);
+    if (!journaled) return this.#result(call, await target[call.method]!(...call.args));
 
     const answered = this.#readJournal.get<{ result: string | null }>(call.id);
     if (answered) return answered.result === null ? undefined : JSON.parse(answered.result);
@@ -97,11 +103,12 @@ export class HostCore {
     } finally {
       this.#journalId = null;
     }
-    const value = await pending;
-    // save and commit bump the version of the host's copy: the page needs the new version.
-    return call.target === 'store' && (call.method === 'save' || call.method === 'commit')
-      ? (call.args[0] as { version: number }).version
-      : value;
+    return this.#result(call, await pending);
+  }
+
+  /** save and commit bump the version of the host's copy: the page needs the new version. */
+  #result(call: CallMessage, value: unknown): unknown {
+    return call.target === 'store' && (call.method === 'save' || call.method === 'commit') ? (call.args[0] as { version: number }).version : value;
   }
 
   async close(): Promise<void> {

@@ -51,11 +51,12 @@ export function startHost(scope: Scope): void {
     toPage(error === undefined ? { kind: 'opened', owner: owner() } : { kind: 'open-failed', error: errorToWire(error) });
   };
 
-  const serveLocally = async (call: CallMessage): Promise<AnswerMessage> => {
+  /** `journaled`: the call may be retried (it was forwarded), see HostCore.serve. */
+  const serveLocally = async (call: CallMessage, journaled: boolean): Promise<AnswerMessage> => {
     try {
       if (ownerError !== undefined) throw ownerError;
       if (!core) throw new StorageError('STORAGE_UNAVAILABLE', 'the database is not open');
-      return { kind: 'answer', id: call.id, ok: true, value: await core.serve(call) };
+      return { kind: 'answer', id: call.id, ok: true, value: await core.serve(call, journaled) };
     } catch (error) {
       return { kind: 'answer', id: call.id, ok: false, error: errorToWire(error) };
     }
@@ -78,7 +79,7 @@ export function startHost(scope: Scope): void {
     if (call.target === 'host') {
       toPage({ kind: 'answer', id: call.id, ok: true, value: owner() });
     } else if (options?.storage === 'memory' || isOwner()) {
-      toPage(await serveLocally(call));
+      toPage(await serveLocally(call, false));
     } else {
       forward(call);
     }
@@ -104,14 +105,14 @@ export function startHost(scope: Scope): void {
     for (const [id, { call, timer }] of forwarded) {
       clearTimeout(timer);
       forwarded.delete(id);
-      toPage(await serveLocally(call));
+      toPage(await serveLocally(call, true));
     }
   };
 
   const onChannelMessage = async (message: HostToHost) => {
     switch (message.kind) {
       case 'call':
-        if (isOwner()) channel!.postMessage({ kind: 'answer', to: message.from, answer: await serveLocally(message.call) } satisfies HostToHost);
+        if (isOwner()) channel!.postMessage({ kind: 'answer', to: message.from, answer: await serveLocally(message.call, true) } satisfies HostToHost);
         break;
       case 'answer': {
         const waiting = message.to === hostId ? forwarded.get(message.answer.id) : undefined;
