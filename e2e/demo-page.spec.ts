@@ -114,3 +114,29 @@ test('200 groups and 2,000 messages render and keep animating', async ({ page })
   await pause(page);
   await expect(logEntries(page, { kind: 'ack' }).first()).toBeVisible();
 });
+
+test('a message that always fails is dead-lettered after its last attempt, and can be redriven', async ({ page }) => {
+  await openDemo(page);
+  await startLesson(page, 0);
+  await openPublishPanel(page);
+  await page.getByTestId('publish-group').fill('poison');
+  await page.getByTestId('publish-label').fill('bad input');
+  await page.getByTestId('publish-behaviour').selectOption('poison');
+  await page.getByTestId('publish').click();
+  await page.getByTestId('add-worker').click();
+  await settled(page);
+  // Four deliveries, each failed and parked for 2 s; the claim after the fourth dead-letters it.
+  await step(page, 1000, 16);
+  await expect(logEntries(page, { kind: 'retry' })).toHaveCount(4);
+  await expect(group(page, 'poison')).toHaveCount(0);
+  const deadPanel = page.locator('[data-panel="dead"]');
+  await deadPanel.locator('summary').click();
+  const letter = page.getByTestId('dead-letter');
+  await expect(letter).toHaveCount(1);
+  await expect(letter).toContainText('poison');
+  await expect(letter).toContainText('4 tries');
+  await letter.getByRole('button', { name: /redrive/ }).click();
+  await settled(page);
+  await expect(letter).toHaveCount(0);
+  await expect(group(page, 'poison')).toHaveCount(1);
+});

@@ -73,7 +73,8 @@ export class ExecutionsView {
     ring.append(centre, centreSub);
     const state = h('p', { class: 'exe-state' });
     const steps = h('ul', { class: 'steps', attrs: { 'aria-label': `kept trace steps of ${id}, oldest first` } });
-    const el = h('li', { class: 'execution', attrs: { 'data-testid': 'execution', 'data-execution': id } }, h('h3', { text: id }), state, h('div', { class: 'exe-body' }, ring, steps));
+    const key = h('p', { class: 'hint', text: 'Filled: the newest step. Dashed: the oldest kept, the next to be overwritten.' });
+    const el = h('li', { class: 'execution', attrs: { 'data-testid': 'execution', 'data-execution': id } }, h('h3', { text: id }), state, h('div', { class: 'exe-body' }, ring, h('div', {}, key, steps)));
     return { el, state, slots, centre, centreSub, steps };
   }
 
