@@ -60,7 +60,7 @@ interface DeadRow {
   dead_at: number;
 }
 
-const LEASE_MATCH = 'seq = ? AND attempt = ? AND locked_by = ? AND group_id = ?';
+const LEASE_MATCH = 'group_id = ? AND seq = ? AND attempt = ? AND locked_by = ?';
 
 /**
  * The SQLite transport. Stores each event as JSON and returns parsed copies; an event JSON
@@ -103,22 +103,25 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     this.#maxAttempts = Math.min(maxAttempts, Number.MAX_SAFE_INTEGER);
     migrate(db);
     const p = (sql: string) => db.prepare(sql);
-    const nextFree = 'SELECT group_id, priority, claim_order, first_seq FROM lh_groups WHERE locked_until IS NULL AND priority >= ? ORDER BY claim_order, first_seq LIMIT 1';
-    const nextLapsed = 'SELECT group_id, priority, claim_order, first_seq FROM lh_groups WHERE locked_until < ? AND priority >= ? ORDER BY claim_order, first_seq LIMIT 1';
-    const nextGroup = `SELECT * FROM (${nextFree}) UNION ALL SELECT * FROM (${nextLapsed}) ORDER BY claim_order, first_seq LIMIT 1`;
+    // Free groups and groups whose lease or park ran out, in round-robin order.
+    const nextGroup =
+      'SELECT group_id, priority FROM lh_groups WHERE priority >= ? AND (locked_until IS NULL OR locked_until < ?) ' +
+      'ORDER BY claim_order, first_seq LIMIT 1';
     this.#sql = {
       findKey: p('SELECT seq FROM lh_messages WHERE group_id = ? AND key = ?'),
-      insertMessage: p('INSERT INTO lh_messages (group_id, event, key) VALUES (?, ?, ?) RETURNING seq'),
+      insertMessage: p('INSERT INTO lh_messages (group_id, seq, event, key) SELECT ?, last_seq + 1, ?, ? FROM lh_counters WHERE id = 1 RETURNING seq'),
       insertGroup: p('INSERT OR IGNORE INTO lh_groups (group_id, priority, first_seq) VALUES (?, ?, ?)'),
       nextGroup: p(nextGroup),
       headSeq: p('SELECT seq FROM lh_messages WHERE group_id = ? ORDER BY seq LIMIT 1'),
       claimNext: p(
-        'UPDATE lh_messages SET locked_by = ?, lock_expiry = ?, attempt = attempt + 1 WHERE seq = (' +
-          `SELECT seq FROM lh_messages WHERE group_id = (SELECT group_id FROM (${nextGroup})) ORDER BY seq LIMIT 1` +
-          ') AND attempt < ? RETURNING seq, group_id, event, attempt',
+        `WITH head AS (SELECT group_id, seq FROM lh_messages WHERE group_id = (SELECT group_id FROM (${nextGroup})) ORDER BY seq LIMIT 1) ` +
+          'UPDATE lh_messages SET locked_by = ?, lock_expiry = ?, attempt = attempt + 1 ' +
+          'WHERE group_id = (SELECT group_id FROM head) AND seq = (SELECT seq FROM head) AND attempt < ? RETURNING seq, group_id, event, attempt',
       ),
-      buryMessage: p('INSERT INTO lh_dead_letters (seq, group_id, priority, event, attempt, dead_at) SELECT seq, group_id, ?, event, attempt, ? FROM lh_messages WHERE seq = ?'),
-      deleteMessage: p('DELETE FROM lh_messages WHERE seq = ?'),
+      buryMessage: p(
+        'INSERT INTO lh_dead_letters (seq, group_id, priority, event, attempt, dead_at) SELECT seq, group_id, ?, event, attempt, ? FROM lh_messages WHERE group_id = ? AND seq = ?',
+      ),
+      deleteMessage: p('DELETE FROM lh_messages WHERE group_id = ? AND seq = ?'),
       releaseMessage: p(`UPDATE lh_messages SET locked_by = NULL, lock_expiry = ? WHERE ${LEASE_MATCH}`),
       ackMessage: p(`DELETE FROM lh_messages WHERE ${LEASE_MATCH}`),
       extendMessage: p(`UPDATE lh_messages SET lock_expiry = ? WHERE ${LEASE_MATCH}`),
@@ -127,7 +130,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       deadLetters: p('SELECT seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters ORDER BY id'),
       deadLetter: p('SELECT seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters WHERE seq = ?'),
       deleteDeadLetter: p('DELETE FROM lh_dead_letters WHERE seq = ?'),
-      redriveMessage: p('INSERT INTO lh_messages (group_id, event) VALUES (?, ?) RETURNING seq'),
+      redriveMessage: p('INSERT INTO lh_messages (group_id, seq, event) SELECT ?, last_seq + 1, ? FROM lh_counters WHERE id = 1 RETURNING seq'),
     };
   }
 
@@ -159,14 +162,14 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
         const expiresAt = now + visibilityMs;
         // One statement picks the group, then its head, and leases it, unless the head already
         // had maxAttempts deliveries.
-        const head = sql.claimNext.get<HeadRow & { group_id: string }>(workerId, expiresAt, minPriority, now, minPriority, this.#maxAttempts);
+        const head = sql.claimNext.get<HeadRow & { group_id: string }>(minPriority, now, workerId, expiresAt, this.#maxAttempts);
         if (head) return { seq: head.seq, groupId: head.group_id, event: JSON.parse(head.event) as E, workerId, attempt: head.attempt, expiresAt };
-        const group = sql.nextGroup.get<GroupRow>(minPriority, now, minPriority);
+        const group = sql.nextGroup.get<GroupRow>(minPriority, now);
         if (!group) return null;
         // Poison message: out of its group, which keeps its place in the round-robin order.
         const { seq } = sql.headSeq.get<{ seq: number }>(group.group_id)!;
-        sql.buryMessage.run(group.priority, now, seq);
-        sql.deleteMessage.run(seq);
+        sql.buryMessage.run(group.priority, now, group.group_id, seq);
+        sql.deleteMessage.run(group.group_id, seq);
       }
     });
   }
@@ -261,8 +264,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   }
 }
 
-function leaseKey(lease: Lease<unknown>): [number, number, string, string] {
-  return [lease.seq, lease.attempt, lease.workerId, lease.groupId];
+function leaseKey(lease: Lease<unknown>): [string, number, number, string] {
+  return [lease.groupId, lease.seq, lease.attempt, lease.workerId];
 }
 
 function lost(lease: Lease<unknown>): LeaseLostError {
