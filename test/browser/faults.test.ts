@@ -1,0 +1,56 @@
+/**
+ * Storage faults in a real browser: a database file that is not a database, and a pool held by
+ * a worker that never lets go. Each must be a clear LeaseholdError, with nothing written and the
+ * page still usable afterwards.
+ */
+import { openBrowserDatabase } from 'leasehold/browser';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LeaseholdError, StorageError } from '../../src/errors.js';
+import { freshName, removeOpfsPool } from './harness.js';
+
+const workers: Worker[] = [];
+afterAll(() => workers.forEach((w) => w.terminate()));
+
+function poolWorker(action: 'corrupt' | 'hold', name: string): Promise<Worker> {
+  const worker = new Worker(new URL('./fixtures/pool.worker.ts', import.meta.url), { type: 'module' });
+  workers.push(worker);
+  return new Promise((resolve, reject) => {
+    worker.onmessage = (event: MessageEvent<{ ok: boolean; error?: string }>) => (event.data.ok ? resolve(worker) : reject(new Error(event.data.error)));
+    worker.postMessage({ action, name });
+  });
+}
+
+describe('storage faults', () => {
+  it('a database file that is not a database: StorageError STORAGE_CORRUPT that says what to do', async () => {
+    const name = freshName('corrupt');
+    (await poolWorker('corrupt', name)).terminate();
+    const error = await openBrowserDatabase({ name }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StorageError);
+    expect(error).toMatchObject({ code: 'STORAGE_CORRUPT' });
+    expect((error as Error).message).toMatch(/not a valid SQLite database|damaged/);
+    expect((error as Error).message).toMatch(/delete it|restore/i);
+    // The page is still usable: another database opens and works.
+    const fine = await openBrowserDatabase({ name: freshName('fine') });
+    await fine.transport.publish('g', 1);
+    expect((await fine.transport.claim('w', 1000))?.event).toBe(1);
+    await fine.close();
+    await removeOpfsPool(name);
+  });
+
+  it('a pool held by a worker that never lets go: StorageError STORAGE_BUSY, not a hang', async () => {
+    const name = freshName('held');
+    const holder = await poolWorker('hold', name);
+    const started = performance.now();
+    const error = await openBrowserDatabase({ name }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LeaseholdError);
+    expect(error).toMatchObject({ code: 'STORAGE_BUSY' });
+    expect((error as Error).message).toMatch(/held open by another page or worker/);
+    expect(performance.now() - started).toBeLessThan(15_000);
+    // Once the holder is gone, the database opens.
+    holder.terminate();
+    const db = await openBrowserDatabase({ name });
+    await db.transport.publish('g', 'after');
+    await db.close();
+    await removeOpfsPool(name);
+  });
+});
