@@ -10,7 +10,7 @@
  */
 import { StorageError } from '../errors.js';
 import { HostCore } from './core.js';
-import { openHostDatabase, type OpenedDatabase } from './opfs.js';
+import { explainStorageFailure, openHostDatabase, type OpenedDatabase } from './opfs.js';
 import type { HostOptions, HostToHost, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
 import { type AnswerMessage, type CallMessage, errorToWire } from './wire.js';
 
@@ -58,7 +58,7 @@ export function startHost(scope: Scope): void {
       if (!core) throw new StorageError('STORAGE_UNAVAILABLE', 'the database is not open');
       return { kind: 'answer', id: call.id, ok: true, value: await core.serve(call, journaled) };
     } catch (error) {
-      return { kind: 'answer', id: call.id, ok: false, error: errorToWire(error) };
+      return { kind: 'answer', id: call.id, ok: false, error: errorToWire(await explainStorageFailure(error, options!.name)) };
     }
   };
 

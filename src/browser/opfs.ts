@@ -83,3 +83,42 @@ async function installPool(sqlite3: Sqlite3, name: string) {
   }
   throw new StorageError('STORAGE_UNAVAILABLE', `OPFS could not be opened for ${JSON.stringify(name)}: ${String(lastError)}`, { cause: lastError });
 }
+
+/**
+ * sqlite-wasm reports every failed OPFS write as SQLITE_IOERR, a quota error included (it sees a
+ * short write). After such a failure, find out whether the origin is out of space by trying to
+ * write a little to a scratch file (estimate() is no help: it may not reflect the quota that is
+ * enforced), and if so say so, and what to do. Any other error passes through unchanged.
+ */
+export async function explainStorageFailure(error: unknown, name: string): Promise<unknown> {
+  if (!(error instanceof StorageError) || error.code !== 'STORAGE_FAILED' || !(await outOfSpace())) return error;
+  return new StorageError(
+    'STORAGE_FULL',
+    `database ${JSON.stringify(name)} could not write: this site's browser storage quota is used up. ` +
+      'The transaction was rolled back. Free space (delete data you no longer need, or ask the user to clear other site data) and retry.',
+    { cause: error },
+  );
+}
+
+const PROBE = '.leasehold-space-probe';
+
+async function outOfSpace(): Promise<boolean> {
+  let root: FileSystemDirectoryHandle;
+  try {
+    root = await navigator.storage.getDirectory();
+  } catch {
+    return false;
+  }
+  let handle: { write(data: Uint8Array, options: { at: number }): number; close(): void } | undefined;
+  try {
+    const file = await root.getFileHandle(PROBE, { create: true });
+    handle = await (file as unknown as { createSyncAccessHandle(): Promise<NonNullable<typeof handle>> }).createSyncAccessHandle();
+    const bytes = new Uint8Array(256 * 1024);
+    return handle.write(bytes, { at: 0 }) < bytes.length;
+  } catch (error) {
+    return (error as { name?: string }).name === 'QuotaExceededError';
+  } finally {
+    handle?.close();
+    await root.removeEntry(PROBE).catch(() => undefined);
+  }
+}
