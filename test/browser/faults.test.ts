@@ -53,4 +53,22 @@ describe('storage faults', () => {
     await db.close();
     await removeOpfsPool(name);
   });
+
+  it('refuses bad options before starting a worker or touching storage', async () => {
+    const cases: [unknown, typeof TypeError | typeof RangeError][] = [
+      [undefined, TypeError],
+      [{ name: 42 }, TypeError],
+      [{ name: '' }, RangeError],
+      [{ name: '../escape' }, RangeError],
+      [{ name: 'x'.repeat(65) }, RangeError],
+      [{ name: 'ok', storage: 'disk' }, RangeError],
+      [{ name: 'ok', durability: 'eventually' }, RangeError],
+      [{ name: 'ok', clock: 5 }, TypeError],
+      [{ name: 'ok', maxAttempts: 0 }, RangeError],
+      [{ name: 'ok', traceMax: -1 }, RangeError],
+    ];
+    for (const [options, error] of cases) {
+      await expect(openBrowserDatabase(options as never), JSON.stringify(options)).rejects.toThrow(error);
+    }
+  });
 });
