@@ -79,7 +79,7 @@ export async function openBrowserDatabase(options: BrowserDatabaseOptions): Prom
   if (options.maxAttempts !== undefined) checkInteger('options.maxAttempts', options.maxAttempts, 1, Number.MAX_SAFE_INTEGER);
   if (options.traceMax !== undefined) checkInteger('options.traceMax', options.traceMax, 0, Number.MAX_SAFE_INTEGER);
 
-  const worker = options.createWorker?.() ?? new Worker(new URL('./host.worker.ts', import.meta.url), { type: 'module', name: `leasehold:${options.name}` });
+  const worker = options.createWorker?.() ?? new Worker(new URL('./host.worker.js', import.meta.url), { type: 'module', name: `leasehold:${options.name}` });
   const connection = new Connection(worker, clock);
   const hostOptions: HostOptions = { name: options.name, storage, durability };
   if (options.maxAttempts !== undefined) hostOptions.maxAttempts = options.maxAttempts;
