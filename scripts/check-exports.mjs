@@ -27,5 +27,10 @@ for (const [entry, target] of Object.entries(pkg.exports)) {
     }
   }
 }
+// The browser client starts its worker by URL, relative to itself: the file must ship beside it.
+if (!existsSync(new URL('../dist/browser/host.worker.js', import.meta.url))) {
+  console.error('dist/browser/host.worker.js is missing: openBrowserDatabase could not start its worker');
+  failed = true;
+}
 if (failed) process.exit(1);
 console.log(`exports: ${Object.keys(pkg.exports).length - 1} entries resolve and export what they should`);
