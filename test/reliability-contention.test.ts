@@ -63,5 +63,5 @@ describe.each(setups)('contention: %s', (_name, setup) => {
         close();
       }
     }
-  });
+  }, soak ? 30 * 60_000 : 60_000);
 });

@@ -16,6 +16,8 @@ import { scratchDir } from './support/backends.js';
 import { seeded } from './support/torture.js';
 
 const KILLS = process.env.SOAK === '1' ? 500 : 60;
+/** About 0.3 s a kill here; the soak needs far longer than the default test timeout. */
+const TIMEOUT = KILLS * 2_000;
 const child = new URL('./support/crash-child.ts', import.meta.url).pathname;
 
 interface Told {
@@ -78,5 +80,5 @@ describe('crash at every point (better-sqlite3 file, SIGKILL)', () => {
     } finally {
       scratch.remove();
     }
-  });
+  }, TIMEOUT);
 });
