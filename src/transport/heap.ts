@@ -1,10 +1,25 @@
 /**
- * A binary min-heap. The in-memory transport keeps its groups in these, with lazy deletion:
- * an entry carries the group's `stamp` at push time and is skipped when the stamp has moved on,
- * so removing a group from the middle of a heap costs nothing.
+ * An intrusive binary min-heap: each item records its own slot (`heapIndex`) and the heap it is
+ * in (`heap`), so the in-memory transport can take a group out of the middle of a heap in
+ * O(log n) when an ack or a nack moves it, and no heap ever holds stale entries.
+ *
+ * It replaced a heap with lazy deletion (entries stamped and skipped when stale): with a 30 s
+ * lease, every claim left one dead entry in the locked heap for 30 s, so at a steady 10k
+ * claims/s the heap held ~300k dead entries and every claim paid to sift past them, plus one
+ * entry object allocated per move.
+ *
+ * An item's ordering key must not change while it is in a heap: take it out, change it, put it
+ * back.
  * @internal
  */
-export class MinHeap<T> {
+export interface HeapItem {
+  /** Slot in `heap`; meaningless when `heap` is null. */
+  heapIndex: number;
+  /** The heap holding this item, or null. */
+  heap: object | null;
+}
+
+export class MinHeap<T extends HeapItem> {
   readonly #items: T[] = [];
 
   constructor(private readonly less: (a: T, b: T) => boolean) {}
@@ -17,41 +32,65 @@ export class MinHeap<T> {
     return this.#items[0];
   }
 
+  /** Adds `item`, which must be in no heap. */
   push(item: T): void {
-    const items = this.#items;
-    items.push(item);
-    let child = items.length - 1;
-    while (child > 0) {
-      const parent = (child - 1) >> 1;
-      if (!this.less(items[child]!, items[parent]!)) break;
-      [items[child], items[parent]] = [items[parent]!, items[child]!];
-      child = parent;
-    }
+    item.heap = this;
+    item.heapIndex = this.#items.length;
+    this.#items.push(item);
+    this.#up(item.heapIndex);
   }
 
-  pop(): T | undefined {
+  /** Takes `item` out of this heap (it must be in it). */
+  remove(item: T): void {
     const items = this.#items;
-    const top = items[0];
-    const last = items.pop();
-    if (items.length > 0 && last !== undefined) {
-      items[0] = last;
-      let parent = 0;
-      for (;;) {
-        const left = 2 * parent + 1;
-        const right = left + 1;
-        let smallest = parent;
-        if (left < items.length && this.less(items[left]!, items[smallest]!)) smallest = left;
-        if (right < items.length && this.less(items[right]!, items[smallest]!)) smallest = right;
-        if (smallest === parent) break;
-        [items[smallest], items[parent]] = [items[parent]!, items[smallest]!];
-        parent = smallest;
-      }
-    }
-    return top;
+    const index = item.heapIndex;
+    const last = items.pop()!;
+    item.heap = null;
+    if (last === item) return;
+    items[index] = last;
+    last.heapIndex = index;
+    if (!this.#up(index)) this.#down(index);
   }
 
   /** Drops every item (used by close()). */
   clear(): void {
+    for (const item of this.#items) item.heap = null;
     this.#items.length = 0;
+  }
+
+  /** Moves the item at `index` towards the root; says whether it moved. */
+  #up(index: number): boolean {
+    const items = this.#items;
+    const item = items[index]!;
+    const start = index;
+    while (index > 0) {
+      const parentIndex = (index - 1) >> 1;
+      const parent = items[parentIndex]!;
+      if (!this.less(item, parent)) break;
+      items[index] = parent;
+      parent.heapIndex = index;
+      index = parentIndex;
+    }
+    items[index] = item;
+    item.heapIndex = index;
+    return index !== start;
+  }
+
+  #down(index: number): void {
+    const items = this.#items;
+    const item = items[index]!;
+    const length = items.length;
+    for (;;) {
+      const left = 2 * index + 1;
+      if (left >= length) break;
+      const right = left + 1;
+      const child = right < length && this.less(items[right]!, items[left]!) ? right : left;
+      if (!this.less(items[child]!, item)) break;
+      items[index] = items[child]!;
+      items[index]!.heapIndex = index;
+      index = child;
+    }
+    items[index] = item;
+    item.heapIndex = index;
   }
 }

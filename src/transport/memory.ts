@@ -5,7 +5,8 @@
  * The seed sorts every message on every claim (O(n log n)); here each group keeps its own FIFO
  * and the groups sit in heaps: free groups by claim order, one heap per priority so a priority
  * floor never scans the groups below it, and locked groups by expiry so a lapsed lease is found
- * without scanning. Claim and ack cost O(log groups) whatever the backlog.
+ * without scanning. Each group is in exactly one heap (or none once empty) and moves between them
+ * in place. Claim and ack cost O(log groups) whatever the backlog.
  */
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
 import { checkDuration, readClock } from '../validate.js';
@@ -23,7 +24,7 @@ import type {
   TransportOptions,
   TransportSnapshot,
 } from './contract.js';
-import { MinHeap } from './heap.js';
+import { type HeapItem, MinHeap } from './heap.js';
 
 interface Message<E> {
   readonly seq: number;
@@ -37,32 +38,24 @@ interface Message<E> {
   expiry: number | null;
 }
 
-interface Group<E> {
+interface Group<E> extends HeapItem {
   readonly id: string;
   readonly priority: number;
   readonly firstSeq: number;
   claimOrder: number;
+  /** While in the locked heap: its head's lock expiry (the heap's key). */
+  lockedUntil: number;
   /** Oldest first; only the head is ever leased or parked. */
   readonly fifo: Message<E>[];
   /** Index of the head in `fifo` (shifting an array is O(n); compacted now and then). */
   head: number;
   /** Keyed messages still queued, for idempotent publish. */
   readonly keys: Map<string, Message<E>>;
-  /** Bumped on every move between heaps; heap entries with an older stamp are stale. */
-  stamp: number;
 }
 
-interface HeapEntry<E> {
-  readonly group: Group<E>;
-  readonly stamp: number;
-  /** Free heap: claim order; locked heap: the lock's expiry. */
-  readonly rank: number;
-  readonly firstSeq: number;
-}
-
-const byClaimOrder = <E>(a: HeapEntry<E>, b: HeapEntry<E>): boolean =>
-  a.rank < b.rank || (a.rank === b.rank && a.firstSeq < b.firstSeq);
-const byExpiry = <E>(a: HeapEntry<E>, b: HeapEntry<E>): boolean => a.rank < b.rank;
+const byClaimOrder = <E>(a: Group<E>, b: Group<E>): boolean =>
+  a.claimOrder < b.claimOrder || (a.claimOrder === b.claimOrder && a.firstSeq < b.firstSeq);
+const byExpiry = <E>(a: Group<E>, b: Group<E>): boolean => a.lockedUntil < b.lockedUntil;
 
 /**
  * The in-memory transport. Keeps each event object itself (a claim returns the very object that
@@ -75,9 +68,9 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   readonly #messages = new Map<number, Message<E>>();
   readonly #groups = new Map<string, Group<E>>();
   /** Free groups (head not leased or parked, or its lock ran out), one heap per priority. */
-  readonly #free: MinHeap<HeapEntry<E>>[] = Array.from({ length: MAX_PRIORITY + 1 }, () => new MinHeap(byClaimOrder));
+  readonly #free: MinHeap<Group<E>>[] = Array.from({ length: MAX_PRIORITY + 1 }, () => new MinHeap<Group<E>>(byClaimOrder));
   /** Groups whose head is leased or parked, soonest expiry first. */
-  readonly #locked = new MinHeap<HeapEntry<E>>(byExpiry);
+  readonly #locked = new MinHeap<Group<E>>(byExpiry);
   readonly #dead = new Map<number, DeadLetter<E>>();
   #lastSeq = 0;
   #claimCounter = 0;
@@ -127,6 +120,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       message.attempt += 1;
       message.holder = workerId;
       message.expiry = now + visibilityMs;
+      this.#unheap(group); // before its claim order, the free heap's key, changes
       group.claimOrder = ++this.#claimCounter;
       this.#markLocked(group, message.expiry);
       return this.#lease(message);
@@ -218,7 +212,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#messages.set(seq, message);
     let group = this.#groups.get(groupId);
     if (!group) {
-      group = { id: groupId, priority, firstSeq: seq, claimOrder: 0, fifo: [], head: 0, keys: new Map(), stamp: 0 };
+      group = { id: groupId, priority, firstSeq: seq, claimOrder: 0, lockedUntil: 0, fifo: [], head: 0, keys: new Map(), heap: null, heapIndex: 0 };
       this.#groups.set(groupId, group);
       this.#markFree(group);
     }
@@ -259,7 +253,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     if (message.key !== null) group.keys.delete(message.key);
     if (group.head === group.fifo.length) {
       this.#groups.delete(group.id);
-      group.stamp += 1; // invalidates its heap entries
+      this.#unheap(group);
       return;
     }
     if (group.head > 32 && group.head * 2 > group.fifo.length) {
@@ -269,37 +263,41 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#markFree(group);
   }
 
+  /** Takes `group` out of whichever heap holds it. */
+  #unheap(group: Group<E>): void {
+    (group.heap as MinHeap<Group<E>> | null)?.remove(group);
+  }
+
   #markFree(group: Group<E>): void {
-    group.stamp += 1;
-    this.#free[group.priority]!.push({ group, stamp: group.stamp, rank: group.claimOrder, firstSeq: group.firstSeq });
+    const heap = this.#free[group.priority]!;
+    if (group.heap === heap) return;
+    this.#unheap(group);
+    heap.push(group);
   }
 
   #markLocked(group: Group<E>, until: number): void {
-    group.stamp += 1;
-    this.#locked.push({ group, stamp: group.stamp, rank: until, firstSeq: group.firstSeq });
+    this.#unheap(group);
+    group.lockedUntil = until;
+    this.#locked.push(group);
   }
 
   /** Moves groups whose lease or park ran out (`expiry < now`) back among the free ones. */
   #releaseLapsed(now: number): void {
-    for (let top = this.#locked.peek(); top && top.rank < now; top = this.#locked.peek()) {
-      this.#locked.pop();
-      if (top.stamp === top.group.stamp) this.#markFree(top.group);
+    const locked = this.#locked;
+    for (let top = locked.peek(); top && top.lockedUntil < now; top = locked.peek()) {
+      locked.remove(top);
+      this.#free[top.priority]!.push(top);
     }
   }
 
   /** The free group the round-robin order serves next among priorities ≥ `minPriority`. */
   #nextFreeGroup(minPriority: number): Group<E> | undefined {
-    let best: HeapEntry<E> | undefined;
+    let best: Group<E> | undefined;
     for (let priority = minPriority; priority <= MAX_PRIORITY; priority++) {
-      const heap = this.#free[priority]!;
-      let top = heap.peek();
-      while (top && top.stamp !== top.group.stamp) {
-        heap.pop();
-        top = heap.peek();
-      }
+      const top = this.#free[priority]!.peek();
       if (top && (!best || byClaimOrder(top, best))) best = top;
     }
-    return best?.group;
+    return best;
   }
 }
 
