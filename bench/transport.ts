@@ -1,179 +1,173 @@
 /**
- * Transport throughput in Node: claim+ack per second at a steady backlog (1k, 10k, 100k
- * messages over 100 or 10,000 groups), on every backend, beside the seeds' own algorithms
- * (the verbatim claim SQL on the same drivers; the in-memory claim that sorts every message).
+ * Transport workloads in Node, every contender of bench/contenders.ts side by side, measured in
+ * turns (see `alternate`): claim+ack at a steady backlog (1k, 10k, 100k messages over 100 or
+ * 10,000 groups; ~100 B and 10 KB events), by one consumer and by four, and publish.
  *
- * The backlog is held steady: each timed claim+ack is followed by an untimed publish of a
- * replacement message, so every claim sees the stated backlog. Only claim and ack are timed.
+ * Single consumer: each timed claim+ack is followed by an untimed publish of a replacement, so
+ * every claim sees the stated backlog; only claim and ack are timed. Four consumers: before each
+ * run the backlog is topped up (untimed), then four consumers claim+ack concurrently and the
+ * wall time is what counts; the backlog drifts down by the run's operations (at most 4%).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { SqlDatabase } from '../src/sqlite/driver.js';
-import { openBetterSqliteDatabase } from '../src/sqlite/better.js';
-import { openWasmDatabase } from '../src/sqlite/wasm.js';
-import { InMemoryTransport } from '../src/transport/memory.js';
-import { SqliteTransport } from '../src/transport/sqlite.js';
-import { SeedMemoryTransport, SeedSqlTransport } from '../test/support/seed.js';
-import { type BenchRow, repeat } from './lib.js';
+import { type Contender, contenders, type Queue, reference } from './contenders.js';
+import { alternate, type BenchRow, type Entrant, times } from './lib.js';
 
-/** What one contender must do: publish, and one timed claim+ack. Time comes from `tick()`. */
-interface Contender {
-  publish(groupId: string, event: unknown): Promise<unknown> | unknown;
-  claimAck(now: number): Promise<boolean> | boolean;
-  close(): void;
-}
-
-interface ContenderKind {
-  name: string;
-  note?: string;
-  /** True for the seed's algorithms, whose cost grows with the backlog: measured with fewer operations. */
-  seed: boolean;
-  open(dir: string): Promise<Contender>;
-}
-
-const EVENT = { type: 'order.paid', amount: 4200, currency: 'EUR', note: 'x'.repeat(40) }; // ~100 B of JSON
-
-const ours = (open: (dir: string) => Promise<SqlDatabase>) => async (dir: string): Promise<Contender> => {
-  const db = await open(dir);
-  let now = 0;
-  const transport = new SqliteTransport(db, { clock: () => now });
-  return {
-    publish: (g, e) => transport.publish(g, e),
-    async claimAck(time) {
-      now = time;
-      const lease = await transport.claim('bench', 30_000);
-      if (lease) await transport.ack(lease);
-      return lease !== null;
-    },
-    close: () => db.close(),
-  };
-};
-
-const seedSql = (open: (dir: string) => Promise<SqlDatabase>) => async (dir: string): Promise<Contender> => {
-  const db = await open(dir);
-  const seed = new SeedSqlTransport(db);
-  return {
-    publish: (g, e) => seed.publish(g, e, 0),
-    claimAck(now) {
-      const seq = seed.claim('bench', 30_000, 0, now);
-      if (seq === null) return false;
-      const groupId = db.prepare('SELECT group_id FROM messages WHERE seq = ?').get<{ group_id: string }>(seq)!.group_id;
-      seed.ack(seq, groupId);
-      return true;
-    },
-    close: () => db.close(),
-  };
-};
-
-const wasm = () => openWasmDatabase();
-const betterFile = (dir: string) => openBetterSqliteDatabase(join(dir, `bench-${Math.random().toString(36).slice(2)}.db`));
-
-export const contenders: ContenderKind[] = [
-  {
-    name: 'InMemoryTransport',
-    seed: false,
-    async open() {
-      let now = 0;
-      const transport = new InMemoryTransport({ clock: () => now });
-      return {
-        publish: (g, e) => transport.publish(g, e),
-        async claimAck(time) {
-          now = time;
-          const lease = await transport.claim('bench', 30_000);
-          if (lease) await transport.ack(lease);
-          return lease !== null;
-        },
-        close: () => {},
-      };
-    },
-  },
-  {
-    name: 'seed in-memory (sort every claim)',
-    note: 'what the seed achieves',
-    seed: true,
-    async open() {
-      const seed = new SeedMemoryTransport();
-      return {
-        publish: (g, e) => seed.publish(g, e),
-        claimAck(now) {
-          const lease = seed.claim('bench', 30_000, 0, now);
-          if (lease) seed.ack(lease.seq);
-          return lease !== null;
-        },
-        close: () => {},
-      };
-    },
-  },
-  { name: 'SqliteTransport, sqlite-wasm', seed: false, open: ours(wasm) },
-  { name: 'seed SQL, sqlite-wasm', note: 'what the seed achieves', seed: true, open: seedSql(wasm) },
-  { name: 'SqliteTransport, better-sqlite3 file (WAL)', seed: false, open: ours(betterFile) },
-  { name: 'seed SQL, better-sqlite3 file (WAL)', note: 'what the seed achieves', seed: true, open: seedSql(betterFile) },
-];
-
-async function fill(contender: Contender, backlog: number, groups: number): Promise<void> {
-  for (let i = 0; i < backlog; i++) await contender.publish(`g${i % groups}`, EVENT);
-}
-
-/** Claim+ack rate at a steady backlog; returns ops/s of one run of `ops` operations. */
-async function claimAckRun(contender: Contender, ops: number, groups: number, clock: { t: number }): Promise<number> {
-  let elapsed = 0;
-  for (let i = 0; i < ops; i++) {
-    clock.t += 1;
-    const start = performance.now();
-    const done = await contender.claimAck(clock.t);
-    elapsed += performance.now() - start;
-    if (!done) throw new Error('bench: queue ran dry');
-    await contender.publish(`g${(clock.t * 7919) % groups}`, EVENT);
-  }
-  return (ops / elapsed) * 1000;
-}
+export const EVENT_100B = { type: 'order.paid', amount: 4200, currency: 'EUR', note: 'x'.repeat(40) };
+export const EVENT_10KB = { type: 'document.uploaded', size: 10_000, body: 'x'.repeat(10_000) };
 
 export interface TransportBenchOptions {
   quick: boolean;
 }
 
-export async function benchTransport(options: TransportBenchOptions): Promise<BenchRow[]> {
+interface Workload {
+  title: string;
+  backlog: number;
+  groups: number;
+  event: object;
+  consumers: 1 | 4;
+  /** Database bytes per queued message are recorded after filling this workload's queues. */
+  recordBytes?: boolean;
+}
+
+/** Operations per timed run: enough for ~50–300 ms each, whatever the contender's speed. */
+function opsFor(contender: Contender, backlog: number): number {
+  if (contender.family === 'seed') return Math.max(8, Math.min(400, Math.round(1e6 / backlog / (contender.driver === 'memory' ? 2 : 4))));
+  if (contender.driver === 'memory') return 40_000;
+  return 1_500;
+}
+
+const groupIds = (groups: number): string[] => Array.from({ length: groups }, (_, i) => `g${i}`);
+
+async function fill(queue: Queue, count: number, ids: string[], event: object, start = 0): Promise<void> {
+  for (let i = 0; i < count; i++) await queue.publish(ids[(start + i) % ids.length]!, event);
+}
+
+/** One consumer, backlog held steady; returns claim+ack/s. */
+async function steadyRun(queue: Queue, ops: number, ids: string[], event: object, clock: { t: number }): Promise<number> {
+  let elapsed = 0;
+  for (let i = 0; i < ops; i++) {
+    clock.t += 1;
+    const start = performance.now();
+    const done = await queue.claimAck(clock.t, 'bench');
+    elapsed += performance.now() - start;
+    if (!done) throw new Error('bench: queue ran dry');
+    await queue.publish(ids[(clock.t * 7919) % ids.length]!, event);
+  }
+  return (ops / elapsed) * 1000;
+}
+
+/** Four consumers at once; returns claim+ack/s over the wall time. */
+async function concurrentRun(queues: Queue[], ops: number, ids: string[], event: object, clock: { t: number }): Promise<number> {
+  await fill(queues[0]!, ops * queues.length, ids, event, clock.t);
+  const start = performance.now();
+  await Promise.all(
+    queues.map(async (queue, n) => {
+      for (let i = 0; i < ops; i++) {
+        if (!(await queue.claimAck(++clock.t, `worker-${n}`))) throw new Error('bench: queue ran dry');
+      }
+    }),
+  );
+  return ((ops * queues.length) / (performance.now() - start)) * 1000;
+}
+
+/** Notes each row with the ratios that matter, all from this one run. */
+function annotate(rows: BenchRow[], byName: Map<string, Contender>): void {
+  const rate = (c: Contender | undefined) => rows.find((r) => r.backend === c?.name)?.opsPerSec;
+  for (const row of rows) {
+    const c = byName.get(row.backend)!;
+    const floor = rate(reference(c.driver, 'floor'));
+    const ours = rate(reference(c.driver, 'leasehold'));
+    const notes: string[] = [];
+    if (c.family === 'leasehold' && floor) notes.push(`cost ${times(floor, row.opsPerSec)} the floor`);
+    if (c.family === 'seed' && ours) notes.push(`what the seed achieves; leasehold ${times(ours, row.opsPerSec)} faster`);
+    if (c.family === 'peer' && ours) notes.push(`leasehold ${times(ours, row.opsPerSec)} this`);
+    if (c.family === 'floor') notes.push('two write transactions per op (one for publish)');
+    if (notes.length) row.note = notes.join('; ');
+  }
+}
+
+export async function benchTransport(options: TransportBenchOptions): Promise<{ rows: BenchRow[]; bytes: BenchRow[]; parameters: object }> {
   const dir = mkdtempSync(join(tmpdir(), 'leasehold-bench-'));
-  const rows: BenchRow[] = [];
-  const backlogs = options.quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
-  const groupCounts = options.quick ? [100] : [100, 10_000];
   const runs = options.quick ? 3 : 5;
+  const backlogs = options.quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
+  const workloads: Workload[] = [];
+  for (const groups of options.quick ? [100] : [100, 10_000]) {
+    for (const backlog of backlogs) {
+      if (groups > backlog) continue;
+      workloads.push({ title: `claim+ack, 1 consumer, backlog ${backlog.toLocaleString('en-US')}, ${groups.toLocaleString('en-US')} groups, ~100 B event`, backlog, groups, event: EVENT_100B, consumers: 1, recordBytes: groups === 100 && backlog === backlogs.at(-1) });
+    }
+  }
+  const mid = options.quick ? 1_000 : 10_000;
+  workloads.push({ title: `claim+ack, 1 consumer, backlog ${mid.toLocaleString('en-US')}, 100 groups, 10 KB event`, backlog: mid, groups: 100, event: EVENT_10KB, consumers: 1, recordBytes: true });
+  workloads.push({ title: `claim+ack, 4 consumers, backlog ${mid.toLocaleString('en-US')}, 100 groups, ~100 B event`, backlog: mid, groups: 100, event: EVENT_100B, consumers: 4 });
+
+  const byName = new Map(contenders.map((c) => [c.name, c]));
+  const rows: BenchRow[] = [];
+  const bytes: BenchRow[] = [];
   try {
-    for (const groups of groupCounts) {
-      for (const backlog of backlogs) {
-        if (groups > backlog) continue;
-        // Contenders alternate within one workload so drift on a shared machine hits all alike.
-        for (const kind of contenders) {
-          const contender = await kind.open(dir);
-          await fill(contender, backlog, groups);
-          const clock = { t: 1 };
-          const ops = kind.seed ? Math.max(10, Math.min(500, Math.round(2e6 / backlog / (kind.name.includes('memory') ? 4 : 1)))) : kind.name === 'InMemoryTransport' ? 20_000 : 2_000;
-          const result = await repeat(runs, () => claimAckRun(contender, ops, groups, clock));
-          contender.close();
-          rows.push({ workload: `claim+ack, backlog ${backlog.toLocaleString('en-US')}, ${groups.toLocaleString('en-US')} groups`, backend: kind.name, ...result, ...(kind.note ? { note: kind.note } : {}) });
-          process.stderr.write('.');
+    for (const w of workloads) {
+      const ids = groupIds(w.groups);
+      const entrants: Entrant[] = [];
+      const open: Queue[] = [];
+      for (const c of contenders) {
+        // The seeds sort every message per claim: with 10 KB events that would take minutes.
+        if (c.family === 'seed' && (w.consumers > 1 || w.event === EVENT_10KB)) continue;
+        const queue = await c.open(dir);
+        open.push(queue);
+        if (c.family !== 'floor') await fill(queue, w.backlog, ids, w.event);
+        if (w.recordBytes && queue.bytes) {
+          const perMessage = queue.bytes() / w.backlog;
+          bytes.push({ workload: `database bytes per queued message, ${w.event === EVENT_10KB ? '10 KB' : '~100 B'} event, ${w.backlog.toLocaleString('en-US')} queued`, backend: c.name, opsPerSec: perMessage, spread: '' });
+        }
+        const clock = { t: 1 };
+        const ops = opsFor(c, w.backlog) / (w.event === EVENT_10KB ? 2 : 1);
+        if (w.consumers === 1 || c.family === 'floor') {
+          entrants.push({ name: c.name, measure: () => steadyRun(queue, ops, ids, w.event, clock) });
+        } else {
+          const queues = [queue, ...(await Promise.all([1, 2, 3].map(() => queue.consumer())))];
+          open.push(...queues.slice(1).filter((q) => q !== queue));
+          entrants.push({ name: c.name, measure: () => concurrentRun(queues, Math.round(ops / 4), ids, w.event, clock) });
         }
       }
+      const results = await alternate(runs, entrants);
+      const workloadRows: BenchRow[] = [...results].map(([backend, r]) => ({ workload: w.title, backend, ...r }));
+      annotate(workloadRows, byName);
+      rows.push(...workloadRows);
+      for (const queue of new Set(open)) queue.close();
+      process.stderr.write('.');
     }
-    // Publish rate into a 10k backlog.
-    for (const kind of contenders.filter((k) => !k.seed)) {
-      const contender = await kind.open(dir);
-      await fill(contender, 10_000, 100);
-      const ops = kind.name === 'InMemoryTransport' ? 50_000 : 5_000;
-      let n = 0;
-      const result = await repeat(runs, async () => {
-        const start = performance.now();
-        for (let i = 0; i < ops; i++) await contender.publish(`g${n++ % 100}`, EVENT);
-        return (ops / (performance.now() - start)) * 1000;
-      });
-      contender.close();
-      rows.push({ workload: 'publish (~100 B event), 100 groups', backend: kind.name, ...result });
+
+    for (const [label, event] of [['~100 B', EVENT_100B], ['10 KB', EVENT_10KB]] as const) {
+      const ids = groupIds(100);
+      const entrants: Entrant[] = [];
+      const open: Queue[] = [];
+      for (const c of contenders.filter((k) => k.family !== 'seed')) {
+        const queue = await c.open(dir);
+        open.push(queue);
+        const ops = (c.driver === 'memory' ? 50_000 : 2_000) / (event === EVENT_10KB ? 4 : 1);
+        let n = 0;
+        entrants.push({
+          name: c.name,
+          async measure() {
+            const start = performance.now();
+            for (let i = 0; i < ops; i++) await queue.publish(ids[n++ % ids.length]!, event);
+            return (ops / (performance.now() - start)) * 1000;
+          },
+        });
+      }
+      const results = await alternate(runs, entrants);
+      const workloadRows: BenchRow[] = [...results].map(([backend, r]) => ({ workload: `publish, ${label} event, 100 groups`, backend, ...r }));
+      annotate(workloadRows, byName);
+      for (const r of workloadRows) if (byName.get(r.backend)!.family === 'floor') r.note = 'one write transaction per op';
+      rows.push(...workloadRows);
+      for (const queue of open) queue.close();
       process.stderr.write('.');
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  return rows;
+  return { rows, bytes, parameters: { runs, backlogs, workloads: workloads.map(({ event: _, ...w }) => w), visibilityMs: 30_000 } };
 }

@@ -65,7 +65,6 @@ const byExpiry = <E>(a: Group<E>, b: Group<E>): boolean => a.lockedUntil < b.loc
 export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotifier {
   readonly #clock: () => number;
   readonly #maxAttempts: number;
-  readonly #messages = new Map<number, Message<E>>();
   readonly #groups = new Map<string, Group<E>>();
   /** Free groups (head not leased or parked, or its lock ran out), one heap per priority. */
   readonly #free: MinHeap<Group<E>>[] = Array.from({ length: MAX_PRIORITY + 1 }, () => new MinHeap<Group<E>>(byClaimOrder));
@@ -209,7 +208,6 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   #append(groupId: string, event: E, priority: number, key: string | null): number {
     const seq = ++this.#lastSeq;
     const message: Message<E> = { seq, groupId, event, key, attempt: 0, holder: null, expiry: null };
-    this.#messages.set(seq, message);
     let group = this.#groups.get(groupId);
     if (!group) {
       group = { id: groupId, priority, firstSeq: seq, claimOrder: 0, lockedUntil: 0, fifo: [], head: 0, keys: new Map(), heap: null, heapIndex: 0 };
@@ -222,12 +220,16 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     return seq;
   }
 
-  /** The message `lease` still holds, or a LeaseLostError. */
+  /**
+   * The message `lease` still holds, or a LeaseLostError. Only a group's head is ever leased, so
+   * the group's head is the one place to look (no index by seq: one Map entry less per message).
+   */
   #held(lease: Lease<E>): Message<E> {
     checkLease(lease);
     this.#ensureOpen();
-    const message = this.#messages.get(lease.seq);
-    if (!message || message.attempt !== lease.attempt || message.holder !== lease.workerId || message.groupId !== lease.groupId) {
+    const group = this.#groups.get(lease.groupId);
+    const message = group?.fifo[group.head];
+    if (!message || message.seq !== lease.seq || message.attempt !== lease.attempt || message.holder !== lease.workerId) {
       throw new LeaseLostError(lease.seq, lease.attempt, lease.groupId);
     }
     return message;
@@ -249,7 +251,6 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     const message = group.fifo[group.head]!;
     group.fifo[group.head] = undefined as unknown as Message<E>;
     group.head += 1;
-    this.#messages.delete(message.seq);
     if (message.key !== null) group.keys.delete(message.key);
     if (group.head === group.fifo.length) {
       this.#groups.delete(group.id);
