@@ -10,7 +10,7 @@ import { openBetterSqliteDatabase } from '../src/sqlite/better.js';
 import type { SqlDatabase } from '../src/sqlite/driver.js';
 import { openWasmDatabase } from '../src/sqlite/wasm.js';
 import { InMemoryTransport } from '../src/transport/memory.js';
-import type { Transport } from '../src/transport/contract.js';
+import type { Lease, Transport } from '../src/transport/contract.js';
 import { SqliteTransport } from '../src/transport/sqlite.js';
 import { SeedMemoryTransport, SeedSqlTransport } from '../test/support/seed.js';
 
@@ -45,12 +45,24 @@ const sqlBytes = (db: SqlDatabase) => (): number => {
   return Number(n);
 };
 
-/** publish and claim+ack over a leasehold transport whose clock reads `clock.now`. */
-function drive(transport: Transport, clock: { now: number }): Pick<Queue, 'publish' | 'claimAck'> {
+/**
+ * publish and claim+ack over a leasehold transport whose clock reads `clock.now`. `combined`:
+ * the worker loop of `ackAndClaim` — each step acks the lease it holds and claims the next one in
+ * one call, so one step is still one claim and one ack.
+ */
+function drive(transport: Transport, clock: { now: number }, combined: boolean): Pick<Queue, 'publish' | 'claimAck'> {
+  const held = new Map<string, Lease>();
   return {
     publish: (g, e) => transport.publish(g, e),
     async claimAck(time, workerId) {
       clock.now = time;
+      if (combined) {
+        const lease = held.get(workerId);
+        const next = lease ? await transport.ackAndClaim(lease, workerId, VISIBILITY_MS) : await transport.claim(workerId, VISIBILITY_MS);
+        if (next) held.set(workerId, next);
+        else held.delete(workerId);
+        return next !== null;
+      }
       const lease = await transport.claim(workerId, VISIBILITY_MS);
       if (lease) await transport.ack(lease);
       return lease !== null;
@@ -59,13 +71,13 @@ function drive(transport: Transport, clock: { now: number }): Pick<Queue, 'publi
 }
 
 /** leasehold's SqliteTransport on a database `connect()` opens; `connect` may be called again for more consumers. */
-function leaseholdSql(connect: () => Promise<SqlDatabase>, shared: boolean): () => Promise<Queue> {
+function leaseholdSql(connect: () => Promise<SqlDatabase>, shared: boolean, combined = false): () => Promise<Queue> {
   return async () => {
     const db = await connect();
     const clock = { now: 0 };
     const queue: Queue = {
-      ...drive(new SqliteTransport(db, { clock: () => clock.now }), clock),
-      consumer: shared ? async () => queue : leaseholdSql(connect, false),
+      ...drive(new SqliteTransport(db, { clock: () => clock.now }), clock, combined),
+      consumer: shared ? async () => queue : leaseholdSql(connect, false, combined),
       bytes: sqlBytes(db),
       close: () => db.close(),
     };
@@ -135,11 +147,11 @@ function plainjob(file: string): Queue {
   };
 }
 
-function inMemory(): Queue {
+function inMemory(combined = false): Queue {
   const clock = { now: 0 };
   const transport = new InMemoryTransport({ clock: () => clock.now });
   const queue: Queue = {
-    ...drive(transport, clock),
+    ...drive(transport, clock, combined),
     consumer: async () => queue,
     close: () => void transport.close(),
   };
@@ -164,17 +176,20 @@ const betterFile = (file: string) => () => openBetterSqliteDatabase(file);
 
 export const contenders: Contender[] = [
   { name: 'InMemoryTransport', family: 'leasehold', driver: 'memory', open: async () => inMemory() },
+  { name: 'InMemoryTransport, ackAndClaim', family: 'leasehold', driver: 'memory', open: async () => inMemory(true) },
   { name: 'seed in-memory (sorts every message per claim)', family: 'seed', driver: 'memory', open: async () => seedMemory() },
   { name: 'floor: one-row write transactions, sqlite-wasm', family: 'floor', driver: 'sqlite-wasm', open: async () => floor(await openWasmDatabase()) },
   { name: 'SqliteTransport, sqlite-wasm :memory:', family: 'leasehold', driver: 'sqlite-wasm', open: () => leaseholdSql(() => openWasmDatabase(), true)() },
+  { name: 'SqliteTransport ackAndClaim, sqlite-wasm :memory:', family: 'leasehold', driver: 'sqlite-wasm', open: () => leaseholdSql(() => openWasmDatabase(), true, true)() },
   { name: 'seed SQL, sqlite-wasm :memory:', family: 'seed', driver: 'sqlite-wasm', open: async () => seedSql(await openWasmDatabase()) },
   { name: 'floor: one-row write transactions, better-sqlite3 file', family: 'floor', driver: 'better-sqlite3', open: async (dir) => floor(await openBetterSqliteDatabase(newFile(dir))) },
   { name: 'SqliteTransport, better-sqlite3 file (WAL, NORMAL)', family: 'leasehold', driver: 'better-sqlite3', open: (dir) => leaseholdSql(betterFile(newFile(dir)), false)() },
+  { name: 'SqliteTransport ackAndClaim, better-sqlite3 file (WAL, NORMAL)', family: 'leasehold', driver: 'better-sqlite3', open: (dir) => leaseholdSql(betterFile(newFile(dir)), false, true)() },
   { name: 'seed SQL, better-sqlite3 file (WAL, NORMAL)', family: 'seed', driver: 'better-sqlite3', open: async (dir) => seedSql(await openBetterSqliteDatabase(newFile(dir))) },
   { name: 'plainjob 0.0.14, better-sqlite3 file (WAL, NORMAL)', family: 'peer', driver: 'better-sqlite3', open: async (dir) => plainjob(newFile(dir)) },
 ];
 
-/** The row of `family` on `driver` (the reference a ratio is taken against). */
-export function reference(driver: Driver, family: Family): Contender | undefined {
-  return contenders.find((c) => c.driver === driver && c.family === family);
+/** The contenders of `family` on `driver` (the references a ratio is taken against). */
+export function references(driver: Driver, family: Family): Contender[] {
+  return contenders.filter((c) => c.driver === driver && c.family === family);
 }

@@ -243,6 +243,11 @@ export class DemoWorker {
         return lease;
       },
       ack: (lease) => release(t.ack(lease)),
+      ackAndClaim: async (lease, workerId, visibilityMs) => {
+        const next = await release(t.ackAndClaim(lease, workerId, visibilityMs, { minPriority: this.settings.minPriority }));
+        if (next && !this.#crashed) this.#claimed(next);
+        return next;
+      },
       nack: (lease, delayMs) => release(t.nack(lease, delayMs)),
       extend: async (lease, visibilityMs) => {
         const renewed = await t.extend(lease, visibilityMs);

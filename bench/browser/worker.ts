@@ -76,6 +76,22 @@ async function measure({ backlog, groups, ops: normalOps, fullOps, runs }: Worke
       if (run > 0) rates.push((ops / elapsed) * 1000);
     }
     results.push({ label: `claim+ack in the worker, durability ${durability}`, rates });
+    // The same loop with ackAndClaim: each step acks the held lease and claims the next in one commit.
+    const combinedRates: number[] = [];
+    let held = await transport.claim('bench', 30_000);
+    for (let run = 0; run <= runs; run++) {
+      let elapsed = 0;
+      for (let i = 0; i < ops; i++) {
+        now += 1;
+        const start = performance.now();
+        held = await transport.ackAndClaim(held!, 'bench', 30_000);
+        elapsed += performance.now() - start;
+        await transport.publish(`g${(now * 7919) % groups}`, EVENT);
+      }
+      if (run > 0) combinedRates.push((ops / elapsed) * 1000);
+    }
+    await transport.ack(held!);
+    results.push({ label: `claim+ack with ackAndClaim in the worker, durability ${durability}`, rates: combinedRates });
     const publishRates = [];
     for (let run = 0; run <= runs; run++) {
       const start = performance.now();

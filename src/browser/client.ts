@@ -230,6 +230,7 @@ function transportProxy(connection: Connection): Transport & ChangeNotifier {
     publish: (groupId, event, options) => call('publish', [groupId, event, options]) as Promise<number>,
     claim: (workerId, visibilityMs, options) => call('claim', [workerId, visibilityMs, options]) as never,
     ack: (lease) => call('ack', [lease]) as Promise<void>,
+    ackAndClaim: (lease, workerId, visibilityMs, options) => call('ackAndClaim', [lease, workerId, visibilityMs, options]) as never,
     nack: (lease, delayMs) => call('nack', [lease, delayMs]) as Promise<void>,
     extend: (lease, visibilityMs) => call('extend', [lease, visibilityMs]) as never,
     inspect: () => call('inspect', []) as never,

@@ -11,7 +11,7 @@ import type { CallMessage } from './wire.js';
 
 /** Calls that change data: journaled, so a retry is answered instead of applied again. */
 const CHANGING: Record<'transport' | 'store', ReadonlySet<string>> = {
-  transport: new Set(['publish', 'claim', 'ack', 'nack', 'extend', 'redrive']),
+  transport: new Set(['publish', 'claim', 'ack', 'ackAndClaim', 'nack', 'extend', 'redrive']),
   store: new Set(['save', 'commit', 'ackOutbox', 'ackSpawn', 'deleteTimer', 'appendTrace', 'delete']),
 };
 const READING: Record<'transport' | 'store', ReadonlySet<string>> = {

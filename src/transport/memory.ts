@@ -97,7 +97,25 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   async claim(workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
     const minPriority = checkClaim(workerId, visibilityMs, options);
     this.#ensureOpen();
-    const now = readClock(this.#clock);
+    return this.#claim(workerId, visibilityMs, minPriority, readClock(this.#clock));
+  }
+
+  async ack(lease: Lease<E>): Promise<void> {
+    const message = this.#held(lease);
+    this.#removeHead(this.#groups.get(message.groupId)!);
+    this.#listeners.notify();
+  }
+
+  async ackAndClaim(lease: Lease<E>, workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
+    const minPriority = checkClaim(workerId, visibilityMs, options);
+    const message = this.#held(lease);
+    const now = readClock(this.#clock); // before the ack: a clock that throws must change nothing
+    this.#removeHead(this.#groups.get(message.groupId)!);
+    this.#listeners.notify();
+    return this.#claim(workerId, visibilityMs, minPriority, now);
+  }
+
+  #claim(workerId: string, visibilityMs: number, minPriority: number, now: number): Lease<E> | null {
     this.#releaseLapsed(now);
     for (;;) {
       const group = this.#nextFreeGroup(minPriority);
@@ -124,12 +142,6 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       this.#markLocked(group, message.expiry);
       return this.#lease(message);
     }
-  }
-
-  async ack(lease: Lease<E>): Promise<void> {
-    const message = this.#held(lease);
-    this.#removeHead(this.#groups.get(message.groupId)!);
-    this.#listeners.notify();
   }
 
   async nack(lease: Lease<E>, delayMs = 0): Promise<void> {

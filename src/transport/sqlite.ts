@@ -155,32 +155,50 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   async claim(workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
     const minPriority = checkClaim(workerId, visibilityMs, options);
     this.#ensureOpen();
-    const sql = this.#sql;
-    return this.#db.transaction(() => {
-      const now = readClock(this.#clock);
-      for (;;) {
-        const expiresAt = now + visibilityMs;
-        // One statement picks the group, then its head, and leases it, unless the head already
-        // had maxAttempts deliveries.
-        const head = sql.claimNext.get<HeadRow & { group_id: string }>(minPriority, now, workerId, expiresAt, this.#maxAttempts);
-        if (head) return { seq: head.seq, groupId: head.group_id, event: JSON.parse(head.event) as E, workerId, attempt: head.attempt, expiresAt };
-        const group = sql.nextGroup.get<GroupRow>(minPriority, now);
-        if (!group) return null;
-        // Poison message: out of its group, which keeps its place in the round-robin order.
-        const { seq } = sql.headSeq.get<{ seq: number }>(group.group_id)!;
-        sql.buryMessage.run(group.priority, now, group.group_id, seq);
-        sql.deleteMessage.run(group.group_id, seq);
-      }
-    });
+    return this.#db.transaction(() => this.#claim(workerId, visibilityMs, minPriority));
   }
 
   async ack(lease: Lease<E>): Promise<void> {
     checkLease(lease);
     this.#ensureOpen();
-    this.#db.transaction(() => {
-      if (this.#sql.ackMessage.run(...leaseKey(lease)) === 0) throw lost(lease);
+    this.#db.transaction(() => this.#ack(lease));
+    this.#listeners.notify();
+  }
+
+  async ackAndClaim(lease: Lease<E>, workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
+    checkLease(lease);
+    const minPriority = checkClaim(workerId, visibilityMs, options);
+    this.#ensureOpen();
+    const next = this.#db.transaction(() => {
+      this.#ack(lease);
+      return this.#claim(workerId, visibilityMs, minPriority);
     });
     this.#listeners.notify();
+    return next;
+  }
+
+  /** The body of ack, inside the caller's transaction. */
+  #ack(lease: Lease<E>): void {
+    if (this.#sql.ackMessage.run(...leaseKey(lease)) === 0) throw lost(lease);
+  }
+
+  /** The body of claim, inside the caller's transaction. */
+  #claim(workerId: string, visibilityMs: number, minPriority: number): Lease<E> | null {
+    const sql = this.#sql;
+    const now = readClock(this.#clock);
+    for (;;) {
+      const expiresAt = now + visibilityMs;
+      // One statement picks the group, then its head, and leases it, unless the head already
+      // had maxAttempts deliveries.
+      const head = sql.claimNext.get<HeadRow & { group_id: string }>(minPriority, now, workerId, expiresAt, this.#maxAttempts);
+      if (head) return { seq: head.seq, groupId: head.group_id, event: JSON.parse(head.event) as E, workerId, attempt: head.attempt, expiresAt };
+      const group = sql.nextGroup.get<GroupRow>(minPriority, now);
+      if (!group) return null;
+      // Poison message: out of its group, which keeps its place in the round-robin order.
+      const { seq } = sql.headSeq.get<{ seq: number }>(group.group_id)!;
+      sql.buryMessage.run(group.priority, now, group.group_id, seq);
+      sql.deleteMessage.run(group.group_id, seq);
+    }
   }
 
   async nack(lease: Lease<E>, delayMs = 0): Promise<void> {

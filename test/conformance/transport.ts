@@ -181,6 +181,55 @@ export function describeTransport(name: string, caps: TransportCaps, make: Trans
       });
     });
 
+    describe('ackAndClaim: the ack and the next claim as one step', () => {
+      it('acks the lease and returns what claim would return next, in round-robin order', async () => {
+        await t.publish('a', 'a1');
+        await t.publish('b', 'b1');
+        await t.publish('a', 'a2');
+        const first = (await t.claim('w', 1000))!;
+        await tick();
+        const second = (await t.ackAndClaim(first, 'w', 1000))!;
+        expect(second).toMatchObject({ groupId: 'b', event: 'b1', workerId: 'w', attempt: 1, expiresAt: h.clock.now() + 1000 });
+        await tick();
+        const third = (await t.ackAndClaim(second, 'w2', 500))!;
+        expect(third).toMatchObject({ groupId: 'a', event: 'a2', workerId: 'w2' });
+        expect((await t.inspect()).groups.map((g) => [g.groupId, g.messages.length])).toEqual([['a', 1]]);
+        expect(await t.ackAndClaim(third, 'w', 1000)).toBeNull();
+        expect((await t.inspect()).groups).toEqual([]);
+      });
+
+      it('applies the priority floor to the claim', async () => {
+        await t.publish('low', 'x');
+        await t.publish('high', 'y', { priority: 3 });
+        await t.publish('high', 'z');
+        const y = (await t.claim('w', 1000, { minPriority: 3 }))!;
+        const z = (await t.ackAndClaim(y, 'w', 1000, { minPriority: 3 }))!;
+        expect(z.event).toBe('z');
+        expect(await t.ackAndClaim(z, 'w', 1000, { minPriority: 3 })).toBeNull();
+        expect((await t.claim('w', 1000))?.event).toBe('x');
+      });
+
+      it('rejects a stale lease with LeaseLostError and changes nothing, claiming nothing', async () => {
+        await t.publish('g', 1);
+        const stale = (await t.claim('w', 1000))!;
+        await tick(1001);
+        const fresh = (await t.claim('w2', 1000))!;
+        await t.publish('h', 2);
+        await unchangedBy(() => t.ackAndClaim(stale, 'w', 1000));
+        await expectLost(t.ackAndClaim(stale, 'w', 1000), stale);
+        await t.ack(fresh);
+      });
+
+      it('checks the claim arguments before acking', async () => {
+        await t.publish('g', 1);
+        const lease = (await t.claim('w', 1000))!;
+        await expect(t.ackAndClaim(lease, 'w', 0)).rejects.toBeInstanceOf(RangeError);
+        await expect(t.ackAndClaim(lease, '', 1000)).rejects.toBeInstanceOf(RangeError);
+        await expect(t.ackAndClaim(lease, 'w', 1000, { minPriority: 9 })).rejects.toBeInstanceOf(RangeError);
+        await t.ack(lease);
+      });
+    });
+
     describe('fencing: a lease is (seq, attempt)', () => {
       it('rejects an ack from a lease whose message was claimed again, and changes nothing', async () => {
         await t.publish('g', 'job');
