@@ -14,18 +14,17 @@ const migrations: readonly string[] = [
   //
   // Laid out for few written pages per call, because on OPFS every page a transaction dirties
   // costs a WAL frame, and every frame costs two file writes of ~0.3–0.6 ms each (measured in
-  // Chromium 156 here): a claim writes 4 pages and an ack 2, against 1 for the cheapest possible
-  // write transaction. Hence messages clustered by (group_id, seq) with no second index, one
-  // index on groups that an ack never touches, and both counters in one row.
+  // Chromium 156 here). Only a group's head is ever leased or parked, so the lease lives on the
+  // group row and a message row never changes after its publish: a claim writes 3 pages (the
+  // group row, its claim-order index entry, the counters) and an ack 2 (the message's leaf, the
+  // group row), against 1 for the cheapest possible write transaction, and a large event is never
+  // rewritten by a claim.
   `
   CREATE TABLE lh_messages (
-    group_id    TEXT    NOT NULL,
-    seq         INTEGER NOT NULL,                  -- from lh_counters: FIFO order, and half of a lease
-    event       TEXT    NOT NULL,                  -- JSON
-    key         TEXT,                              -- idempotency key, unique per group while queued
-    locked_by   TEXT,                              -- holder's worker id while leased; NULL when free or parked
-    lock_expiry INTEGER,                           -- end of the lease or park; NULL when free
-    attempt     INTEGER NOT NULL DEFAULT 0,        -- claims so far: the other half of a lease (fencing)
+    group_id TEXT    NOT NULL,
+    seq      INTEGER NOT NULL,                     -- from lh_counters: FIFO order, and half of a lease
+    event    TEXT    NOT NULL,                     -- JSON
+    key      TEXT,                                 -- idempotency key, unique per group while queued
     PRIMARY KEY (group_id, seq)                    -- a group's head is its first row
   ) WITHOUT ROWID;
   CREATE UNIQUE INDEX lh_messages_by_key ON lh_messages (group_id, key) WHERE key IS NOT NULL;
@@ -35,7 +34,9 @@ const migrations: readonly string[] = [
     priority     INTEGER NOT NULL,                 -- set by the publish that created the group
     claim_order  INTEGER NOT NULL DEFAULT 0,       -- value of the claim counter at its last claim; 0 = never
     first_seq    INTEGER NOT NULL,                 -- seq that created the group: breaks ties among never-claimed groups
-    locked_until INTEGER                           -- lock_expiry of its head while leased or parked; NULL when the head is free
+    head_attempt INTEGER NOT NULL DEFAULT 0,       -- deliveries of the head so far: the other half of a lease (fencing)
+    holder       TEXT,                             -- the head's lease holder; NULL when the head is free or parked
+    locked_until INTEGER                           -- end of the head's lease or park; NULL when the head is free
   ) WITHOUT ROWID;
   -- The claim walks groups in round-robin order and takes the first whose head is free or whose
   -- lock ran out: the walk passes only groups in flight (about one per worker), whatever the
@@ -57,22 +58,20 @@ const migrations: readonly string[] = [
   CREATE TABLE lh_counters (id INTEGER PRIMARY KEY CHECK (id = 1), last_seq INTEGER NOT NULL, claims INTEGER NOT NULL);
   INSERT INTO lh_counters (id, last_seq, claims) VALUES (1, 0, 0);
 
-  -- A group row mirrors its head message: these triggers keep it in step with every statement
-  -- that changes a message, so no code path can forget to, and a claim or an ack costs one
-  -- statement from JavaScript instead of three (each crossing into wasm costs ~4 µs).
+  -- Triggers keep the counters and the group rows in step with every statement that changes a
+  -- message, so no code path can forget to, and a claim or an ack costs one statement from
+  -- JavaScript instead of three (each crossing into wasm costs ~4 µs).
   CREATE TRIGGER lh_seq_taken AFTER INSERT ON lh_messages BEGIN
     UPDATE lh_counters SET last_seq = NEW.seq WHERE id = 1;
   END;
-  CREATE TRIGGER lh_head_lock AFTER UPDATE OF lock_expiry ON lh_messages BEGIN
-    UPDATE lh_groups SET locked_until = NEW.lock_expiry WHERE group_id = NEW.group_id;
+  CREATE TRIGGER lh_claim_counted AFTER UPDATE OF claim_order ON lh_groups BEGIN
+    UPDATE lh_counters SET claims = NEW.claim_order WHERE id = 1;
   END;
-  CREATE TRIGGER lh_head_claimed AFTER UPDATE OF attempt ON lh_messages WHEN NEW.attempt > OLD.attempt BEGIN
-    UPDATE lh_counters SET claims = claims + 1 WHERE id = 1;
-    UPDATE lh_groups SET claim_order = (SELECT claims FROM lh_counters WHERE id = 1) WHERE group_id = NEW.group_id;
-  END;
+  -- The head left (acked, dead-lettered): drop the group if it is empty, else its new head is
+  -- free and has not been delivered yet.
   CREATE TRIGGER lh_head_removed AFTER DELETE ON lh_messages BEGIN
     DELETE FROM lh_groups WHERE group_id = OLD.group_id AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE group_id = OLD.group_id);
-    UPDATE lh_groups SET locked_until = NULL WHERE group_id = OLD.group_id;
+    UPDATE lh_groups SET head_attempt = 0, holder = NULL, locked_until = NULL WHERE group_id = OLD.group_id;
   END;
   `,
   // 2: the execution store.

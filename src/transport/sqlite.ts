@@ -35,21 +35,15 @@ interface GroupRow {
   group_id: string;
   priority: number;
   claim_order: number;
-  first_seq: number;
-}
-interface HeadRow {
-  seq: number;
-  event: string;
-  attempt: number;
+  head_attempt: number;
+  holder: string | null;
+  locked_until: number | null;
 }
 interface MessageRow {
-  seq: number;
   group_id: string;
+  seq: number;
   event: string;
   key: string | null;
-  attempt: number;
-  locked_by: string | null;
-  lock_expiry: number | null;
 }
 interface DeadRow {
   seq: number;
@@ -60,7 +54,6 @@ interface DeadRow {
   dead_at: number;
 }
 
-const LEASE_MATCH = 'group_id = ? AND seq = ? AND attempt = ? AND locked_by = ?';
 
 /**
  * The SQLite transport. Stores each event as JSON and returns parsed copies; an event JSON
@@ -79,9 +72,9 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   readonly #clock: () => number;
   readonly #maxAttempts: number;
   readonly #sql: Record<
-    | 'findKey' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'headSeq' | 'claimNext'
-    | 'buryMessage' | 'deleteMessage' | 'releaseMessage' | 'ackMessage'
-    | 'extendMessage' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter' | 'redriveMessage',
+    | 'findKey' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'claimGroup' | 'head' | 'buryHead' | 'deleteMessage'
+    | 'ackHead' | 'releaseHead' | 'extendHead' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter'
+    | 'redriveMessage',
     SqlStatement
   >;
   #closed = false;
@@ -107,26 +100,36 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     const nextGroup =
       'SELECT group_id, priority FROM lh_groups WHERE priority >= ? AND (locked_until IS NULL OR locked_until < ?) ' +
       'ORDER BY claim_order, first_seq LIMIT 1';
+    // A lease holds while the group's head is still `seq`, still at `attempt`, still held by it.
+    const held = 'group_id = ? AND holder = ? AND head_attempt = ? AND ? = (SELECT seq FROM lh_messages WHERE group_id = ? ORDER BY seq LIMIT 1)';
     this.#sql = {
       findKey: p('SELECT seq FROM lh_messages WHERE group_id = ? AND key = ?'),
       insertMessage: p('INSERT INTO lh_messages (group_id, seq, event, key) SELECT ?, last_seq + 1, ?, ? FROM lh_counters WHERE id = 1 RETURNING seq'),
       insertGroup: p('INSERT OR IGNORE INTO lh_groups (group_id, priority, first_seq) VALUES (?, ?, ?)'),
       nextGroup: p(nextGroup),
-      headSeq: p('SELECT seq FROM lh_messages WHERE group_id = ? ORDER BY seq LIMIT 1'),
-      claimNext: p(
-        `WITH head AS (SELECT group_id, seq FROM lh_messages WHERE group_id = (SELECT group_id FROM (${nextGroup})) ORDER BY seq LIMIT 1) ` +
-          'UPDATE lh_messages SET locked_by = ?, lock_expiry = ?, attempt = attempt + 1 ' +
-          'WHERE group_id = (SELECT group_id FROM head) AND seq = (SELECT seq FROM head) AND attempt < ? RETURNING seq, group_id, event, attempt',
+      // One statement picks the group in round-robin order and leases its head, unless the head
+      // already had maxAttempts deliveries (then no row comes back).
+      claimGroup: p(
+        'UPDATE lh_groups SET holder = ?, locked_until = ?, head_attempt = head_attempt + 1, ' +
+          'claim_order = (SELECT claims + 1 FROM lh_counters WHERE id = 1) ' +
+          `WHERE group_id = (SELECT group_id FROM (${nextGroup})) AND head_attempt < ? RETURNING group_id, head_attempt`,
       ),
-      buryMessage: p(
-        'INSERT INTO lh_dead_letters (seq, group_id, priority, event, attempt, dead_at) SELECT seq, group_id, ?, event, attempt, ? FROM lh_messages WHERE group_id = ? AND seq = ?',
+      head: p('SELECT seq, event FROM lh_messages WHERE group_id = ? ORDER BY seq LIMIT 1'),
+      buryHead: p(
+        'INSERT INTO lh_dead_letters (seq, group_id, priority, event, attempt, dead_at) ' +
+          'SELECT m.seq, m.group_id, g.priority, m.event, g.head_attempt, ? FROM lh_messages m JOIN lh_groups g ON g.group_id = m.group_id ' +
+          'WHERE m.group_id = ? AND m.seq = ?',
       ),
       deleteMessage: p('DELETE FROM lh_messages WHERE group_id = ? AND seq = ?'),
-      releaseMessage: p(`UPDATE lh_messages SET locked_by = NULL, lock_expiry = ? WHERE ${LEASE_MATCH}`),
-      ackMessage: p(`DELETE FROM lh_messages WHERE ${LEASE_MATCH}`),
-      extendMessage: p(`UPDATE lh_messages SET lock_expiry = ? WHERE ${LEASE_MATCH}`),
-      groups: p('SELECT group_id, priority, claim_order, first_seq, locked_until FROM lh_groups ORDER BY claim_order, first_seq'),
-      messages: p('SELECT seq, group_id, event, key, attempt, locked_by, lock_expiry FROM lh_messages ORDER BY seq'),
+      ackHead: p(
+        'DELETE FROM lh_messages WHERE group_id = ? AND seq = ? ' +
+          'AND EXISTS (SELECT 1 FROM lh_groups WHERE group_id = ? AND holder = ? AND head_attempt = ?) ' +
+          'AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE group_id = ? AND seq < ?)',
+      ),
+      releaseHead: p(`UPDATE lh_groups SET holder = NULL, locked_until = ? WHERE ${held}`),
+      extendHead: p(`UPDATE lh_groups SET locked_until = ? WHERE ${held}`),
+      groups: p('SELECT group_id, priority, claim_order, head_attempt, holder, locked_until FROM lh_groups ORDER BY claim_order, first_seq'),
+      messages: p('SELECT group_id, seq, event, key FROM lh_messages ORDER BY seq'),
       deadLetters: p('SELECT seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters ORDER BY id'),
       deadLetter: p('SELECT seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters WHERE seq = ?'),
       deleteDeadLetter: p('DELETE FROM lh_dead_letters WHERE seq = ?'),
@@ -179,24 +182,26 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
 
   /** The body of ack, inside the caller's transaction. */
   #ack(lease: Lease<E>): void {
-    if (this.#sql.ackMessage.run(...leaseKey(lease)) === 0) throw lost(lease);
+    const { groupId, seq, attempt, workerId } = lease;
+    if (this.#sql.ackHead.run(groupId, seq, groupId, workerId, attempt, groupId, seq) === 0) throw lost(lease);
   }
 
   /** The body of claim, inside the caller's transaction. */
   #claim(workerId: string, visibilityMs: number, minPriority: number): Lease<E> | null {
     const sql = this.#sql;
     const now = readClock(this.#clock);
+    const expiresAt = now + visibilityMs;
     for (;;) {
-      const expiresAt = now + visibilityMs;
-      // One statement picks the group, then its head, and leases it, unless the head already
-      // had maxAttempts deliveries.
-      const head = sql.claimNext.get<HeadRow & { group_id: string }>(minPriority, now, workerId, expiresAt, this.#maxAttempts);
-      if (head) return { seq: head.seq, groupId: head.group_id, event: JSON.parse(head.event) as E, workerId, attempt: head.attempt, expiresAt };
-      const group = sql.nextGroup.get<GroupRow>(minPriority, now);
+      const leased = sql.claimGroup.get<{ group_id: string; head_attempt: number }>(workerId, expiresAt, minPriority, now, this.#maxAttempts);
+      if (leased) {
+        const head = sql.head.get<{ seq: number; event: string }>(leased.group_id)!;
+        return { seq: head.seq, groupId: leased.group_id, event: JSON.parse(head.event) as E, workerId, attempt: leased.head_attempt, expiresAt };
+      }
+      const group = sql.nextGroup.get<{ group_id: string }>(minPriority, now);
       if (!group) return null;
       // Poison message: out of its group, which keeps its place in the round-robin order.
-      const { seq } = sql.headSeq.get<{ seq: number }>(group.group_id)!;
-      sql.buryMessage.run(group.priority, now, group.group_id, seq);
+      const { seq } = sql.head.get<{ seq: number }>(group.group_id)!;
+      sql.buryHead.run(now, group.group_id, seq);
       sql.deleteMessage.run(group.group_id, seq);
     }
   }
@@ -207,7 +212,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     this.#ensureOpen();
     this.#db.transaction(() => {
       const until = delayMs === 0 ? null : readClock(this.#clock) + delayMs;
-      if (this.#sql.releaseMessage.run(until, ...leaseKey(lease)) === 0) throw lost(lease);
+      if (this.#sql.releaseHead.run(until, ...heldBy(lease)) === 0) throw lost(lease);
     });
     this.#listeners.notify();
   }
@@ -218,7 +223,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     this.#ensureOpen();
     return this.#db.transaction(() => {
       const expiresAt = readClock(this.#clock) + visibilityMs;
-      if (this.#sql.extendMessage.run(expiresAt, ...leaseKey(lease)) === 0) throw lost(lease);
+      if (this.#sql.extendHead.run(expiresAt, ...heldBy(lease)) === 0) throw lost(lease);
       return { ...lease, expiresAt };
     });
   }
@@ -228,18 +233,26 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     const sql = this.#sql;
     return this.#db.transaction(() => {
       const now = readClock(this.#clock);
-      const groups = new Map<string, GroupSnapshot<E>>();
-      for (const row of sql.groups.all<GroupRow & { locked_until: number | null }>()) {
+      const groups = new Map<string, { snapshot: GroupSnapshot<E>; row: GroupRow }>();
+      for (const row of sql.groups.all<GroupRow>()) {
         groups.set(row.group_id, {
-          groupId: row.group_id,
-          priority: row.priority,
-          claimOrder: row.claim_order,
-          inFlight: row.locked_until !== null && row.locked_until >= now,
-          messages: [],
+          row,
+          snapshot: {
+            groupId: row.group_id,
+            priority: row.priority,
+            claimOrder: row.claim_order,
+            inFlight: row.locked_until !== null && row.locked_until >= now,
+            messages: [],
+          },
         });
       }
-      for (const row of sql.messages.all<MessageRow>()) groups.get(row.group_id)!.messages.push(snapshotOf<E>(row, now));
-      return { now, groups: [...groups.values()], deadLetters: sql.deadLetters.all<DeadRow>().map(deadLetterOf<E>) };
+      for (const row of sql.messages.all<MessageRow>()) {
+        const { snapshot, row: group } = groups.get(row.group_id)!;
+        // The head carries the group's lease; every later message is untouched.
+        const isHead = snapshot.messages.length === 0;
+        snapshot.messages.push(snapshotOf<E>(row, isHead ? group : undefined, now));
+      }
+      return { now, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: sql.deadLetters.all<DeadRow>().map(deadLetterOf<E>) };
     });
   }
 
@@ -282,24 +295,27 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   }
 }
 
-function leaseKey(lease: Lease<unknown>): [string, number, number, string] {
-  return [lease.groupId, lease.seq, lease.attempt, lease.workerId];
+/** The parameters of the "lease still holds" condition. */
+function heldBy(lease: Lease<unknown>): [string, string, number, number, string] {
+  return [lease.groupId, lease.workerId, lease.attempt, lease.seq, lease.groupId];
 }
 
 function lost(lease: Lease<unknown>): LeaseLostError {
   return new LeaseLostError(lease.seq, lease.attempt, lease.groupId);
 }
 
-function snapshotOf<E>(row: MessageRow, now: number): MessageSnapshot<E> {
-  const state = messageState(row.locked_by, row.lock_expiry, now);
+function snapshotOf<E>(row: MessageRow, lease: GroupRow | undefined, now: number): MessageSnapshot<E> {
+  const holder = lease?.holder ?? null;
+  const expiry = lease?.locked_until ?? null;
+  const state = messageState(holder, expiry, now);
   return {
     seq: row.seq,
     groupId: row.group_id,
     event: JSON.parse(row.event) as E,
     state,
-    attempt: row.attempt,
-    holder: row.locked_by,
-    expiresAt: state === 'ready' ? null : row.lock_expiry,
+    attempt: lease?.head_attempt ?? 0,
+    holder,
+    expiresAt: state === 'ready' ? null : expiry,
     key: row.key,
   };
 }
