@@ -6,7 +6,7 @@ import { ClosedError, StorageError } from '../errors.js';
 import type { Execution, ExecutionStore } from '../store/contract.js';
 import type { ChangeNotifier, PublishOptions, Transport } from '../transport/contract.js';
 import { checkChanges, checkExecution } from '../store/checks.js';
-import { encodeCommit, encodeStep } from '../store/sqlite.js';
+import { encodeCommit, encodeStep } from '../store/encode.js';
 import { checkPublish } from '../transport/shared.js';
 import { checkId, checkInteger, checkObject, toJson } from '../validate.js';
 import type { HostOptions, HostToPage, OwnerInfo, PageToHost } from './protocol.js';

@@ -5,8 +5,9 @@
 import { ClosedError, StoreConflictError } from '../errors.js';
 import type { SqlDatabase, SqlStatement } from '../sqlite/driver.js';
 import { migrate } from '../sqlite/schema.js';
-import { checkId, checkObject, checkTime, toJson } from '../validate.js';
-import { checkChanges, checkExecution, checkLimit, checkSeq, checkStoreOptions, type CheckedChanges } from './checks.js';
+import { checkId, checkObject, checkTime } from '../validate.js';
+import { checkChanges, checkExecution, checkLimit, checkSeq, checkStoreOptions } from './checks.js';
+import { type EncodedCommit, type EncodedStep, encodeCommit, encodeStep } from './encode.js';
 import type {
   CommitChanges,
   DueTimer,
@@ -17,23 +18,6 @@ import type {
   SpawnEntry,
   TraceStep,
 } from './contract.js';
-
-/** Everything a commit writes, encoded before the transaction opens so a bad value writes nothing. */
-interface EncodedCommit {
-  executionId: string;
-  body: string;
-  emits: { targetId: string | null; event: string }[];
-  processedEventId: string | undefined;
-  timers: CheckedChanges['timers'];
-  spawns: { childId: string; rootPath: string; context: string }[];
-  trace: EncodedStep | undefined;
-}
-
-/** A trace entry as JSON; `explicit` when it carries its own index (see `stepIndex` in checks.ts). */
-interface EncodedStep {
-  json: string;
-  explicit: boolean;
-}
 
 const ALL = -1; // SQLite's LIMIT -1: no limit
 
@@ -220,28 +204,6 @@ export class SqliteStore<X extends Execution = Execution> implements ExecutionSt
     // Positions of one execution are contiguous, so everything at or below this one is outside the ring.
     if (this.#traceMax > 0 && position >= this.#traceMax) sql.trimTrace.run(executionId, position - this.#traceMax);
   }
-}
-
-/** @internal Encodes a commit for storage; throws what `commit` would for a value JSON cannot carry. */
-export function encodeCommit(exe: Execution, changes: CheckedChanges): EncodedCommit {
-  const { version: _version, ...body } = exe;
-  return {
-    executionId: exe.id,
-    body: toJson('exe', body),
-    emits: changes.emits.map((e, i) => ({ targetId: e.targetId, event: toJson(`changes.emits[${i}].event`, e.event) })),
-    processedEventId: changes.processedEventId,
-    timers: changes.timers,
-    spawns: changes.spawns.map((s, i) => ({ childId: s.childId, rootPath: s.rootPath, context: toJson(`changes.spawns[${i}].context`, s.context) })),
-    trace: changes.trace === undefined ? undefined : encodeStep('changes.trace', changes.trace),
-  };
-}
-
-/** @internal Encodes a trace step; throws what `appendTrace` would for a value JSON cannot carry. */
-export function encodeStep(name: string, entry: Record<string, unknown>): EncodedStep {
-  const json = toJson(name, entry);
-  // An object whose toJSON returns something else (a Date) has no place for an index.
-  if (!json.startsWith('{')) throw new TypeError(`${name} must be stored as a JSON object, but it encodes as ${json.slice(0, 40)}`);
-  return { json, explicit: entry.index !== undefined };
 }
 
 /** Adds `"index": n` as the last key of a JSON object text, as `{ ...entry, index }` would. */
