@@ -7,10 +7,12 @@
  *
  * The claim keeps the seed's semantics but not its query. The seed's query joins and sorts every
  * queued message on each claim (24 ms at a 50k backlog in sqlite-wasm). Here the group is chosen
- * first, from `lh_groups` (which mirrors its head's lock in `locked_until`), through two small
- * index scans — free groups in round-robin order, and groups whose lock ran out — and then that
- * group's head is read by `(group_id, seq)`. Neither step grows with the backlog. The seed's
- * query lives on in the tests as an oracle: both must pick the same message.
+ * first: only a group's head is ever leased, so the lease (holder, attempt, expiry) lives on the
+ * group row, and one walk of the claim-order index finds the first group whose head is free or
+ * whose lock ran out; that group's head is then read by `(group_id, seq)`. The walk passes only
+ * groups in flight (about one per worker; more if many groups sit parked for long), so its cost
+ * does not grow with the backlog. The seed's query lives on in the tests as an oracle: both must
+ * pick the same message.
  */
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
 import type { SqlDatabase, SqlStatement } from '../sqlite/driver.js';

@@ -42,10 +42,7 @@ export interface DumpScope {
   events?: readonly (readonly [string, string])[];
 }
 
-/**
- * The far future (the last millisecond a Date can hold), as a `now` every timer is due by.
- * Not Number.MAX_VALUE: sqlite-wasm binds integral numbers beyond 2^63 as 0 (driver issue).
- */
+/** The far future (the last millisecond a Date can hold), as a `now` every timer is due by. */
 export const END_OF_TIME = 8.64e15;
 
 /** Reads everything the store holds about `scope` through its public API, deep-copied. */
