@@ -54,7 +54,7 @@ export interface LeaseEnding {
  * follows whatever ended the previous lease — ours (`endings`, from this tab's workers) or, for
  * another tab's workers, the message as the last snapshot showed it.
  */
-export function claimReason(groupId: string, seq: number, attempt: number, ending: LeaseEnding | undefined, seen: MessageSnapshot | undefined): string {
+export function claimReason(groupId: string, attempt: number, ending: LeaseEnding | undefined, seen: MessageSnapshot | undefined): string {
   if (attempt === 1) return `first delivery; ${groupId} was next in round-robin order`;
   if (ending?.end === 'parked') return `its park ended at ${seconds(ending.expiresAt)}`;
   if (ending?.end === 'released') return `${ending.holder} gave it back (nack)`;

@@ -264,7 +264,7 @@ export class DemoWorker {
   #claimed(lease: Lease): void {
     this.lease = lease;
     this.status = 'working';
-    const why = claimReason(lease.groupId, lease.seq, lease.attempt, this.#ctx.endings.get(lease.seq), this.#ctx.seen(lease.seq));
+    const why = claimReason(lease.groupId, lease.attempt, this.#ctx.endings.get(lease.seq), this.#ctx.seen(lease.seq));
     this.#ctx.endings.delete(lease.seq);
     this.#log('claim', `${this.id} claimed ${tag(lease)} (attempt ${lease.attempt}) until ${seconds(lease.expiresAt)}: ${why}`, lease);
   }

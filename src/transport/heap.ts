@@ -52,12 +52,6 @@ export class MinHeap<T extends HeapItem> {
     if (!this.#up(index)) this.#down(index);
   }
 
-  /** Drops every item (used by close()). */
-  clear(): void {
-    for (const item of this.#items) item.heap = null;
-    this.#items.length = 0;
-  }
-
   /** Moves the item at `index` towards the root; says whether it moved. */
   #up(index: number): boolean {
     const items = this.#items;
