@@ -16,7 +16,8 @@ export type LeaseholdErrorCode =
   | 'STORAGE_CORRUPT'
   | 'STORAGE_BUSY'
   | 'STORAGE_UNAVAILABLE'
-  | 'STORAGE_FAILED';
+  | 'STORAGE_FAILED'
+  | 'DRIVER_MISSING';
 
 /** The base class of every error leasehold raises on purpose. `cause` keeps the original error, if any. */
 export class LeaseholdError extends Error {

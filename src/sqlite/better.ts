@@ -3,9 +3,11 @@
  * queues in Node processes; several processes may open the same file (claims serialize on
  * SQLite's write lock, and `busy_timeout` makes a contended writer wait instead of failing).
  *
- * better-sqlite3 is loaded on the first `openBetterSqliteDatabase()` call.
+ * better-sqlite3 (an optional peer: `npm install better-sqlite3@12`) is loaded on the first
+ * `openBetterSqliteDatabase()` call, so importing this entry never fails for want of it.
  */
 import { createSqlDatabase, toStorageError, type SqlDatabase, type SqlStatement, type SqlValue } from './driver.js';
+import { BETTER_SQLITE3, importPeer } from './peers.js';
 
 /** The slice of better-sqlite3's `Database` this driver uses (a structural type: no import). */
 export interface BetterSqliteDatabaseLike {
@@ -36,6 +38,8 @@ export interface BetterSqliteOptions {
  * Opens (creating if needed) the SQLite file at `filename` with better-sqlite3 in WAL mode.
  *
  * @throws TypeError / RangeError for a bad `filename` or option.
+ * @throws LeaseholdError with code `'DRIVER_MISSING'` when better-sqlite3 is not installed; the
+ *   message names the install command.
  * @throws StorageError when the file cannot be opened or is not a database.
  */
 export async function openBetterSqliteDatabase(filename: string, options: BetterSqliteOptions = {}): Promise<SqlDatabase> {
@@ -53,7 +57,7 @@ export async function openBetterSqliteDatabase(filename: string, options: Better
   // A computed specifier keeps better-sqlite3's Node typings out of the runtime-agnostic
   // typecheck and keeps bundlers from trying to pack a native addon into browser builds.
   const specifier = 'better-sqlite3';
-  const { default: BetterSqlite3 } = (await import(/* @vite-ignore */ specifier)) as {
+  const { default: BetterSqlite3 } = (await importPeer(BETTER_SQLITE3, () => import(/* @vite-ignore */ specifier))) as {
     default: new (filename: string, options?: { timeout?: number }) => BetterSqliteDatabaseLike;
   };
   let db: BetterSqliteDatabaseLike;

@@ -3,20 +3,31 @@
  * In Node it is in-memory only (`:memory:`, or an Emscripten MEMFS path that dies with the
  * process); durable files need the browser host (OPFS) or better-sqlite3.
  *
- * The package is loaded on the first `openWasmDatabase()` call, so an app that never opens a
- * wasm database never loads it.
+ * The package (an optional peer: `npm install @sqlite.org/sqlite-wasm@3.54.1-build1`) is loaded
+ * on the first `openWasmDatabase()` call, so an app that never opens a wasm database never loads it.
  */
 import type { Database, PreparedStatement, Sqlite3Static } from '@sqlite.org/sqlite-wasm';
 import { createSqlDatabase, toStorageError, type SqlDatabase, type SqlRow, type SqlStatement, type SqlValue } from './driver.js';
+import { importPeer, SQLITE_WASM } from './peers.js';
 
 let modulePromise: Promise<Sqlite3Static> | undefined;
 
 /**
  * Loads and initialises sqlite-wasm once per JavaScript realm (~70 ms in Node) and returns
  * the module. Later calls return the same module.
+ *
+ * @throws LeaseholdError with code `'DRIVER_MISSING'` when @sqlite.org/sqlite-wasm is not
+ *   installed; the message names the install command. A later call tries again.
  */
 export function loadSqliteWasm(): Promise<Sqlite3Static> {
-  modulePromise ??= import('@sqlite.org/sqlite-wasm').then((m) => m.default());
+  if (!modulePromise) {
+    const loading = importPeer(SQLITE_WASM, () => import('@sqlite.org/sqlite-wasm')).then((m) => m.default());
+    // A failed load is not kept, so a later call tries again (say, after the package was installed).
+    loading.catch(() => {
+      if (modulePromise === loading) modulePromise = undefined;
+    });
+    modulePromise = loading;
+  }
   return modulePromise;
 }
 
@@ -30,6 +41,7 @@ export interface WasmDatabaseOptions {
  * Opens a sqlite-wasm database and returns it behind the {@link SqlDatabase} seam.
  *
  * @throws TypeError if `filename` is given and is not a non-empty string.
+ * @throws LeaseholdError with code `'DRIVER_MISSING'` when @sqlite.org/sqlite-wasm is not installed.
  * @throws StorageError if SQLite cannot open the file.
  */
 export async function openWasmDatabase(options: WasmDatabaseOptions = {}): Promise<SqlDatabase> {
