@@ -4,16 +4,18 @@
  *  - the core entry: an app importing InMemoryTransport, InMemoryStore and Runtime from 'leasehold';
  *  - a one-page app calling openBrowserDatabase from 'leasehold/browser': the page's own script
  *    (the browser entry, without sqlite-wasm), the host worker (which carries sqlite-wasm's
- *    JavaScript) and every other emitted file, with and without the sqliteWasmUnusedFiles plugin.
+ *    JavaScript) and every other emitted file, with the package's own Vite plugin (`leasehold()`
+ *    from 'leasehold/vite', as an app adds it) and with a plain Vite config.
  * Exits non-zero if a target is missed or sqlite-wasm's Worker1 or OPFS async proxy is emitted
- * with the plugin. Runs under tsx (it imports vite.config.ts).
+ * with the plugin. Runs under tsx (it imports vite.config.ts and the plugin's TypeScript source).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'vite';
-import { sharedAliases, sqliteWasmUnusedFiles } from '../vite.config.ts';
+import { leasehold } from '../src/vite/index.ts';
+import { sharedAliases } from '../vite.config.ts';
 
 const TARGETS = { core: 8_000, browserEntry: 15_000 };
 const UNUSED = /sqlite3-worker1|sqlite3-opfs-async-proxy/;
@@ -29,14 +31,13 @@ async function buildApp(name, files, input, trim) {
   const dir = join(root, name);
   mkdirSync(dir, { recursive: true });
   for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
-  const plugins = trim ? [sqliteWasmUnusedFiles()] : [];
   const result = await build({
     configFile: false,
     root: dir,
     logLevel: 'warn',
     resolve: { alias: sharedAliases },
-    plugins,
-    worker: { format: 'es', plugins: () => (trim ? [sqliteWasmUnusedFiles()] : []) },
+    // Without the plugin, the least a plain config needs: a module worker.
+    ...(trim ? { plugins: [leasehold()] } : { worker: { format: 'es' } }),
     build: { write: false, target: 'es2022', minify: true, modulePreload: false, rollupOptions: { input: join(dir, input) } },
   });
   const outputs = (Array.isArray(result) ? result : [result]).flatMap((r) => r.output);
@@ -74,7 +75,7 @@ const page = {
 };
 for (const trim of [true, false]) {
   const files = await buildApp(trim ? 'browser' : 'browser-untrimmed', page, 'index.html', trim);
-  const label = trim ? 'with sqliteWasmUnusedFiles() (as in vite.config.ts)' : 'without the plugin (plain Vite config)';
+  const label = trim ? "with `leasehold()` from 'leasehold/vite'" : 'without the plugin (plain Vite config)';
   print(`One-page app using openBrowserDatabase, ${label}: everything \`vite build\` emits`, files);
   const entry = files.filter((f) => f.kind === 'entry chunk');
   const entryGzip = entry.reduce((s, f) => s + f.gzip, 0);
