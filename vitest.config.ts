@@ -18,8 +18,19 @@ export default defineConfig({
           name: 'node',
           environment: 'node',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/browser/**'],
+          exclude: ['test/browser/**', 'test/pack/**'],
           testTimeout: 60_000,
+        },
+      },
+      {
+        // The package as a user installs it (npm pack, npm install, vite build, Chromium): `npm run test:pack`.
+        extends: true,
+        test: {
+          name: 'pack',
+          environment: 'node',
+          include: ['test/pack/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
         },
       },
       {

@@ -1,6 +1,8 @@
 // Imports every entry of package.json's exports map through Node's own resolution (a package
-// may import itself by name), so a broken map or a missing build output fails the test run.
+// may import itself by name), so a broken map or a missing build output fails the test run;
+// and requires each one from CommonJS, which must fail with leasehold's ESM-only message.
 import { readFileSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const expected = {
@@ -8,16 +10,28 @@ const expected = {
   './sqlite-wasm': ['openWasmDatabase'],
   './better-sqlite3': ['openBetterSqliteDatabase'],
   './browser': [],
+  './vite': ['leasehold'],
 };
 let failed = false;
 for (const [entry, target] of Object.entries(pkg.exports)) {
   if (entry === './package.json') continue;
-  const types = new URL(`../${target.types}`, import.meta.url);
-  if (!existsSync(types)) {
-    console.error(`exports["${entry}"].types: ${target.types} does not exist`);
-    failed = true;
+  for (const [condition, file] of Object.entries(target)) {
+    if (!existsSync(new URL(`../${file}`, import.meta.url))) {
+      console.error(`exports["${entry}"].${condition}: ${file} does not exist`);
+      failed = true;
+    }
   }
   const specifier = entry === '.' ? pkg.name : `${pkg.name}/${entry.slice(2)}`;
+  try {
+    createRequire(import.meta.url)(specifier);
+    console.error(`require('${specifier}') did not fail: leasehold is ESM only`);
+    failed = true;
+  } catch (error) {
+    if (error.code !== 'ERR_LEASEHOLD_ESM_ONLY') {
+      console.error(`require('${specifier}') failed with ${error.code ?? error}, not leasehold's ESM-only message`);
+      failed = true;
+    }
+  }
   // The browser entry touches DOM globals only when called, so importing it in Node is fine.
   const module = await import(specifier);
   for (const name of expected[entry] ?? []) {

@@ -1,0 +1,187 @@
+/**
+ * The package as a user gets it: `npm pack` (which builds dist/ in prepack), then
+ * `npm install <tarball>` in scratch apps outside the repository, then the public entries used
+ * from Node, from CommonJS, and from a page built by `vite build` with `leasehold()` from
+ * leasehold/vite and run in Chromium on OPFS.
+ */
+import { createReadStream, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize } from 'node:path';
+import { chromium } from 'playwright';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumArgs, findChromium } from '../../scripts/chromium.mjs';
+import { readmeInstallCommands, typecheckReadme } from './readme.ts';
+import { createApp, lastJson, node, packIntoScratch, SQLITE_WASM_VERSION } from './scratch.ts';
+
+let scratch = '';
+let files: string[] = [];
+let app = '';
+let bare = '';
+
+beforeAll(async () => {
+  const packed = packIntoScratch();
+  scratch = packed.scratch;
+  files = packed.files;
+  // `app` has every driver; `bare` has leasehold alone (Vite linked in only to run a build).
+  [app, bare] = await Promise.all([
+    createApp(scratch, 'app', packed.tarball, { install: [`@sqlite.org/sqlite-wasm@${SQLITE_WASM_VERSION}`], link: ['better-sqlite3', 'vite'] }),
+    createApp(scratch, 'bare', packed.tarball, { link: ['vite'] }),
+  ]);
+}, 300_000);
+
+afterAll(() => {
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('the tarball', () => {
+  it('holds dist/ (JavaScript, declarations, both kinds of map), the worker, src/, README, LICENSE and nothing else', () => {
+    const outside = files.filter((f) => !f.startsWith('dist/') && !f.startsWith('src/'));
+    expect(outside.sort()).toEqual(['LICENSE', 'README.md', 'package.json']);
+    for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/index.d.ts.map', 'dist/index.js.map', 'dist/browser/host.worker.js', 'dist/vite/index.js', 'dist/require.cjs', 'src/index.ts']) {
+      expect(files).toContain(f);
+    }
+    // Every compiled module has its declaration and both maps, and every map's source ships.
+    const modules = files.filter((f) => f.startsWith('dist/') && f.endsWith('.js'));
+    for (const f of modules) for (const suffix of ['.js.map', '.d.ts', '.d.ts.map']) expect(files).toContain(f.replace(/\.js$/, suffix));
+    const installed = join(app, 'node_modules/leasehold');
+    for (const f of modules) {
+      const map = JSON.parse(readFileSync(join(installed, `${f}.map`), 'utf8')) as { sources: string[] };
+      for (const source of map.sources) expect(existsSync(normalize(join(installed, f, '..', source)))).toBe(true);
+    }
+    expect(files.some((f) => /^(test|bench|demo|e2e|scripts|docs)\//.test(f))).toBe(false);
+  });
+
+  it('is a publishable MIT package: not private, with the licence text', () => {
+    const installed = join(app, 'node_modules/leasehold');
+    const pkg = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
+    expect(pkg.private).toBeUndefined();
+    expect(pkg.license).toBe('MIT');
+    const licence = readFileSync(join(installed, 'LICENSE'), 'utf8');
+    expect(licence).toMatch(/^MIT License/);
+    expect(licence).toContain('leasehold contributors');
+  });
+});
+
+describe('the README, against the installed package', () => {
+  it('every ```ts block compiles against the package\'s declarations (strict, module nodenext)', async () => {
+    const result = await typecheckReadme(app);
+    expect(result.files).toBeGreaterThanOrEqual(4);
+    expect(result.output).toBe('');
+    expect(result.code).toBe(0);
+  });
+
+  it('the Install section gives the commands these scratch apps were installed with', () => {
+    expect(readmeInstallCommands()).toEqual([
+      ['leasehold', `@sqlite.org/sqlite-wasm@${SQLITE_WASM_VERSION}`], // the "app" app (plus vite and better-sqlite3, linked)
+      ['--save-dev', 'vite'],
+      ['leasehold', 'better-sqlite3@12'], // linked from this repository: 12.x, checked below
+      ['leasehold'], // the "bare" app
+    ]);
+    const linked = JSON.parse(readFileSync(join(app, 'node_modules/better-sqlite3/package.json'), 'utf8')) as { version: string };
+    expect(linked.version).toMatch(/^12\./);
+  });
+});
+
+describe('installed from the tarball, in Node', () => {
+  it('publishes, claims and acks on leasehold/sqlite-wasm and leasehold/better-sqlite3', async () => {
+    const result = await node(app, ['roundtrip.mjs', join(app, 'queue.db')]);
+    expect(result.stderr.replace(/^.*ExperimentalWarning.*$/gm, '').trim()).toBe('');
+    expect(lastJson(result.stdout)).toEqual({
+      'sqlite-wasm': { seq: 1, event: { driver: 'sqlite-wasm', n: 1 }, leaseSeq: 1, emptyAfterAck: true },
+      'better-sqlite3': { seq: 1, event: { driver: 'better-sqlite3', n: 1 }, leaseSeq: 1, emptyAfterAck: true },
+    });
+  });
+
+  it('without a driver installed, opening one rejects with a LeaseholdError naming the package and the install command', async () => {
+    const result = await node(bare, ['missing-peers.mjs']);
+    const out = lastJson(result.stdout) as Record<string, { leaseholdError: boolean; code: string; message: string }>;
+    expect(out['better-sqlite3']).toMatchObject({ leaseholdError: true, code: 'DRIVER_MISSING' });
+    expect(out['better-sqlite3']!.message).toContain('npm install better-sqlite3@12');
+    expect(out['sqlite-wasm']).toMatchObject({ leaseholdError: true, code: 'DRIVER_MISSING' });
+    expect(out['sqlite-wasm']!.message).toContain(`npm install @sqlite.org/sqlite-wasm@${SQLITE_WASM_VERSION}`);
+  });
+
+  it('a CommonJS require() of any entry fails with the ESM-only message that says what to do', async () => {
+    const result = await node(app, ['commonjs.cjs']);
+    const out = lastJson(result.stdout) as Record<string, { code?: string; message?: string }>;
+    expect(Object.keys(out)).toHaveLength(5);
+    for (const [entry, outcome] of Object.entries(out)) {
+      expect(outcome.code, entry).toBe('ERR_LEASEHOLD_ESM_ONLY');
+      expect(outcome.message).toContain("await import('leasehold')");
+    }
+  });
+});
+
+describe('installed from the tarball, built with Vite and leasehold()', () => {
+  it('without sqlite-wasm installed, vite build fails saying what to install', async () => {
+    const result = await node(bare, ['node_modules/vite/bin/vite.js', 'build', '--outDir', 'out']);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout + result.stderr).toContain(`npm install @sqlite.org/sqlite-wasm@${SQLITE_WASM_VERSION}`);
+  });
+
+  it('without sqlite-wasm and without the plugin, openBrowserDatabase on the built page rejects with DRIVER_MISSING', async () => {
+    const build = await node(bare, ['node_modules/vite/bin/vite.js', 'build', '--config', 'vite.plain.config.js', '--outDir', 'out-plain']);
+    expect(build.code, build.stdout + build.stderr).toBe(0);
+    const [result] = await inChromium(join(bare, 'out-plain'), ['publish']);
+    expect(result).toMatchObject({ ok: false, name: 'LeaseholdError', code: 'DRIVER_MISSING' });
+    expect((result as { message: string }).message).toContain(`npm install @sqlite.org/sqlite-wasm@${SQLITE_WASM_VERSION}`);
+  });
+
+  it('builds a page without Worker1 or the opfs proxy, which round-trips a message through OPFS in Chromium', async () => {
+    const build = await node(app, ['node_modules/vite/bin/vite.js', 'build', '--outDir', 'out']);
+    expect(build.code, build.stdout + build.stderr).toBe(0);
+    const emitted = readdirSync(join(app, 'out/assets'));
+    expect(emitted.some((f) => f.endsWith('.wasm'))).toBe(true);
+    expect(emitted.filter((f) => /sqlite3-worker1|opfs-async-proxy/.test(f))).toEqual([]);
+    // The second page load can only get the message back from the OPFS file.
+    expect(await inChromium(join(app, 'out'), ['publish', 'claim'])).toEqual([
+      { ok: true, step: 'publish', seq: 1 },
+      { ok: true, step: 'claim', event: { hello: 'opfs', at: 1 }, seq: 1, emptyAfterAck: true },
+    ]);
+  });
+});
+
+/**
+ * Serves `root` on a free loopback port and loads the page once per step (`?step=<name>`) in
+ * one Chromium context, returning what each load reported. Uncaught page errors fail the test.
+ */
+async function inChromium(root: string, steps: string[]): Promise<unknown[]> {
+  const server = await serve(root);
+  const browser = await chromium.launch({ executablePath: await findChromium(), args: chromiumArgs });
+  try {
+    const page = await (await browser.newContext()).newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const results: unknown[] = [];
+    for (const step of steps) {
+      await page.goto(`${base}?step=${step}`);
+      await page.waitForFunction(() => 'packResult' in globalThis, undefined, { timeout: 30_000 });
+      results.push(await page.evaluate(() => (globalThis as unknown as { packResult: unknown }).packResult));
+    }
+    expect(errors).toEqual([]);
+    return results;
+  } finally {
+    await browser.close();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
+
+/** A static file server on a free loopback port (no special headers: the page needs none). */
+async function serve(root: string): Promise<Server> {
+  const server = createServer((request, response) => {
+    const path = normalize(join(root, decodeURIComponent(new URL(request.url ?? '/', 'http://x').pathname)));
+    const file = path.endsWith('/') ? join(path, 'index.html') : path;
+    if (!file.startsWith(root) || !existsSync(file)) {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
+    createReadStream(file).pipe(response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}

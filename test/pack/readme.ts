@@ -1,0 +1,65 @@
+/**
+ * The README as a user reads it: its TypeScript blocks, compiled against the installed
+ * package's own declarations, and its install commands.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from '../../scripts/pack.mjs';
+import { node } from './scratch.ts';
+
+const readme = (): string => readFileSync(join(repoRoot, 'README.md'), 'utf8');
+
+/** Every ```ts block of README.md, with the line its code starts on. */
+export function readmeTsBlocks(): { line: number; code: string }[] {
+  const blocks: { line: number; code: string }[] = [];
+  const lines = readme().split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i]!.trim() !== '```ts') continue;
+    const start = i + 1;
+    let end = start;
+    while (end < lines.length && lines[end]!.trim() !== '```') end++;
+    blocks.push({ line: start + 1, code: lines.slice(start, end).join('\n') });
+    i = end;
+  }
+  return blocks;
+}
+
+/** The package lists of every `npm install …` command in the README's Install section. */
+export function readmeInstallCommands(): string[][] {
+  const text = readme();
+  const section = text.slice(text.indexOf('## Install\n'), text.indexOf('\n## ', text.indexOf('## Install\n') + 1));
+  return [...section.matchAll(/`npm install ([^`]+)`/g)].map((m) => m[1]!.split(/\s+/));
+}
+
+/**
+ * Writes each README block as its own module into `<app>/readme/` and compiles them with a
+ * strict tsconfig of the kind an ESM app has (module nodenext, so the package's `exports` and
+ * its .d.ts files are what resolve). Returns tsc's output ('' when everything compiles).
+ */
+export async function typecheckReadme(app: string): Promise<{ code: number; output: string; files: number }> {
+  const dir = join(app, 'readme');
+  mkdirSync(dir, { recursive: true });
+  const blocks = readmeTsBlocks();
+  blocks.forEach((block, i) => writeFileSync(join(dir, `block-${i + 1}-line-${block.line}.ts`), `${block.code}\n`));
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        lib: ['ES2022', 'DOM', 'DOM.Iterable'],
+        types: [],
+        strict: true,
+        noUncheckedIndexedAccess: true,
+        noEmit: true,
+        // The package's own declarations are checked too: only other packages' are skipped.
+        skipLibCheck: false,
+      },
+      include: ['*.ts'],
+    }),
+  );
+  const tsc = join(repoRoot, 'node_modules/typescript/bin/tsc');
+  const result = await node(dir, [tsc, '-p', 'tsconfig.json', '--pretty', 'false']);
+  return { code: result.code, output: (result.stdout + result.stderr).trim(), files: blocks.length };
+}
