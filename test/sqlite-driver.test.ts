@@ -57,6 +57,49 @@ describe.each(drivers)('SQL driver: %s', (_name, open) => {
     db.close();
   });
 
+  it('rolls back a failing savepoint alone and commits the rest of its transaction', async () => {
+    const db = await open();
+    db.exec('CREATE TABLE t (v INTEGER)');
+    const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+    const outcome = db.transaction(() => {
+      insert.run(1);
+      const caught = (() => {
+        try {
+          return db.savepoint!(() => {
+            insert.run(2);
+            throw new Error('call failed');
+          });
+        } catch (error) {
+          return (error as Error).message;
+        }
+      })();
+      db.savepoint!(() => db.savepoint!(() => insert.run(3)));
+      return caught;
+    });
+    expect(outcome).toBe('call failed');
+    expect(db.prepare('SELECT v FROM t ORDER BY v').all()).toEqual([{ v: 1 }, { v: 3 }]);
+    expect(() => db.savepoint!(() => 1)).toThrow(/outside a transaction/);
+    db.close();
+  });
+
+  it('fails the whole transaction when SQLite ended it under a savepoint, running nothing outside it', async () => {
+    const db = await open();
+    db.exec('CREATE TABLE t (v INTEGER)');
+    const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+    const attempt = () =>
+      db.transaction(() => {
+        insert.run(1);
+        // A statement that ends the transaction stands in for SQLite's own rollback after an I/O error.
+        expect(() => db.savepoint!(() => db.exec('ROLLBACK'))).toThrow();
+        expect(() => db.savepoint!(() => insert.run(2))).toThrow();
+      });
+    expect(attempt).toThrow();
+    expect(db.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 0 });
+    db.transaction(() => insert.run(4));
+    expect(db.prepare('SELECT v FROM t').all()).toEqual([{ v: 4 }]);
+    db.close();
+  });
+
   it('creates the schema once, at the current version, idempotently', async () => {
     const db = await open();
     migrate(db);

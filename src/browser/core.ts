@@ -1,12 +1,21 @@
 /**
  * The owner's side of the browser host, free of DOM APIs so it runs (and is tested) anywhere:
  * a SqliteTransport and a SqliteStore on one database, a dispatcher that accepts only the
- * contracts' own methods, and the call journal that makes a retried call safe.
+ * contracts' own methods, the call journal that makes a retried call safe, and group commit:
+ * calls wait in per-caller queues (see batches.ts) and are applied in batches, one transaction
+ * per batch, each call under its own savepoint.
+ *
+ * Why batches: a commit on OPFS costs a fixed number of file calls whatever it holds (two per
+ * written page; ~0.5 ms each in a private window, ~10 µs on disk), so N calls that share one
+ * COMMIT cost little more than one. The worker runs one batch at a time, synchronously; calls
+ * that arrive meanwhile queue up in the event loop and make the next batch.
  * @internal
  */
+import { ClosedError } from '../errors.js';
 import type { SqlDatabase } from '../sqlite/driver.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { SqliteTransport } from '../transport/sqlite.js';
+import { CallQueues, type Queued, taskScheduler } from './batches.js';
 import type { CallMessage } from './wire.js';
 
 /** Calls that change data: journaled, so a retry is answered instead of applied again. */
@@ -23,10 +32,15 @@ const READING: Record<'transport' | 'store', ReadonlySet<string>> = {
 const JOURNAL_KEEP_MS = 10 * 60_000;
 const PRUNE_EVERY = 1_000;
 
+/** Most calls in one transaction: enough to share a commit widely, few enough to answer soon. */
+const MAX_BATCH = 64;
+
 export interface CoreOptions {
   maxAttempts?: number;
   traceMax?: number;
 }
+
+type Method = (...args: unknown[]) => Promise<unknown>;
 
 export class HostCore {
   readonly transport: SqliteTransport;
@@ -37,12 +51,19 @@ export class HostCore {
   /** The id of the changing call being served, while its transaction runs. */
   #journalId: string | null = null;
   #sinceLastPrune = 0;
+  /** A batch's transaction is open: the backends' transactions become savepoints in it. */
+  #inBatch = false;
+  #scheduled = false;
+  #closed = false;
+  readonly #queues = new CallQueues();
+  readonly #tasks = taskScheduler();
   readonly #readJournal;
   readonly #writeJournal;
   readonly #pruneJournal;
 
   constructor(db: SqlDatabase, options: CoreOptions = {}) {
     this.#db = db;
+    const savepoint = db.savepoint?.bind(db);
     const journaled: SqlDatabase = {
       filename: db.filename,
       get closed() {
@@ -52,18 +73,21 @@ export class HostCore {
       exec: (sql) => db.exec(sql),
       close: () => db.close(),
       // Every changing call runs exactly one transaction whose body returns the call's result;
-      // writing that result here, inside the same transaction, makes applying a call and
-      // remembering its answer one atomic step.
-      transaction: (body) =>
-        db.transaction(() => {
+      // writing that result here, inside the same transaction (or savepoint), makes applying a
+      // call and remembering its answer one atomic step.
+      transaction: (body) => {
+        const run = () => {
           const result = body();
           if (this.#journalId !== null) {
             this.#writeJournal.run(this.#journalId, result === undefined ? null : JSON.stringify(result), Date.now());
             this.#journalId = null;
           }
           return result;
-        }),
+        };
+        return this.#inBatch ? savepoint!(run) : db.transaction(run);
+      },
     };
+    if (savepoint) journaled.savepoint = savepoint;
     const clock = () => this.#now;
     this.transport = new SqliteTransport(journaled, { clock, ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }) });
     this.store = new SqliteStore(journaled, options.traceMax === undefined ? {} : { traceMax: options.traceMax });
@@ -73,37 +97,112 @@ export class HostCore {
   }
 
   /**
-   * Serves one call. Rejects with the backend's own error (to be sent across as data), or a
-   * TypeError for a method that is not part of the contracts.
+   * Serves one call: queues it behind `caller`'s earlier calls and settles once the batch that
+   * applied it has committed. Rejects with the backend's own error (to be sent across as data),
+   * a TypeError for a method that is not part of the contracts, the commit's error if the shared
+   * COMMIT failed, or a ClosedError once {@link close} was called.
    *
    * `journaled`: the call may be a retry (it came from another tab, whose host sends it again if
    * the owner changes), so its result is journaled and a retry is answered from the journal. The
    * owner's own page never retries (if the owner's tab dies, so does the page), so its calls skip
    * the journal and the write it costs.
+   *
+   * `caller`: who is waiting (the owner's page, or a forwarding tab's host id). Callers are served
+   * in turn; one caller's calls are applied in the order they came.
    */
-  async serve(call: CallMessage, journaled = true): Promise<unknown> {
+  serve(call: CallMessage, journaled = true, caller = 'default'): Promise<unknown> {
+    if (this.#closed) return Promise.reject(new ClosedError('database'));
+    try {
+      this.#check(call);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise((resolve, reject) => {
+      this.#queues.push(caller, { call, journaled, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  /** Closes the backends and the database; calls still queued reject with a ClosedError. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#tasks.close();
+    for (const item of this.#queues.drain()) item.reject(new ClosedError('database'));
+    await this.transport.close();
+    await this.store.close();
+    this.#db.close();
+  }
+
+  #check(call: CallMessage): void {
     if (call.target !== 'transport' && call.target !== 'store') throw new TypeError(`unknown call target ${String(call.target)}`);
-    const changing = CHANGING[call.target].has(call.method);
-    if (!changing && !READING[call.target].has(call.method)) throw new TypeError(`${call.target}.${String(call.method)} is not a method of the contract`);
+    if (!CHANGING[call.target].has(call.method) && !READING[call.target].has(call.method)) {
+      throw new TypeError(`${call.target}.${String(call.method)} is not a method of the contract`);
+    }
     if (!Array.isArray(call.args)) throw new TypeError('call arguments must be an array');
     if (typeof call.now !== 'number' || !Number.isFinite(call.now)) throw new TypeError('call.now must be a finite number');
-    const target = (call.target === 'transport' ? this.transport : this.store) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-    this.#now = call.now;
-    if (!changing) return target[call.method]!(...call.args);
-    if (!journaled) return this.#result(call, await target[call.method]!(...call.args));
+  }
 
-    const answered = this.#readJournal.get<{ result: string | null }>(call.id);
-    if (answered) return answered.result === null ? undefined : JSON.parse(answered.result);
-    this.#prune();
-    this.#journalId = call.id;
-    let pending: Promise<unknown>;
-    try {
-      // The backends do all their work synchronously inside this call, before it returns.
-      pending = target[call.method]!(...call.args);
-    } finally {
-      this.#journalId = null;
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    this.#tasks.schedule(() => {
+      this.#scheduled = false;
+      this.#runBatch();
+      if (this.#queues.size > 0) this.#schedule();
+    });
+  }
+
+  /**
+   * Applies the next batch in one transaction, each call under its own savepoint (a failing call
+   * undoes only itself and gets its own error), then answers every call after the COMMIT.
+   */
+  #runBatch(): void {
+    if (this.#closed) return;
+    const batch = this.#queues.take(MAX_BATCH);
+    const outcomes: Promise<unknown>[] = [];
+    let failed: { error: unknown } | undefined;
+    if (!this.#db.savepoint) {
+      // A driver without savepoints: one transaction per call, still in turn.
+      for (const item of batch) outcomes.push(this.#apply(item));
+      if (this.#pruneDue()) this.#db.transaction(() => this.#prune());
+    } else {
+      try {
+        this.#db.transaction(() => {
+          this.#inBatch = true;
+          for (const item of batch) outcomes.push(this.#apply(item));
+          if (this.#pruneDue()) this.#prune();
+        });
+      } catch (error) {
+        failed = { error };
+      } finally {
+        this.#inBatch = false;
+      }
     }
-    return this.#result(call, await pending);
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i] ?? Promise.reject(failed!.error);
+      outcome.then((value) => (failed ? item.reject(failed.error) : item.resolve(value)), item.reject);
+    });
+  }
+
+  /** Runs one call; the backends do all their work synchronously inside it, before it returns. */
+  #apply({ call, journaled }: Queued): Promise<unknown> {
+    const target = (call.target === 'transport' ? this.transport : this.store) as unknown as Record<string, Method>;
+    this.#now = call.now;
+    try {
+      if (!CHANGING[call.target as 'transport' | 'store'].has(call.method)) return target[call.method]!(...call.args);
+      if (!journaled) return target[call.method]!(...call.args).then((value) => this.#result(call, value));
+      const answered = this.#readJournal.get<{ result: string | null }>(call.id);
+      if (answered) return Promise.resolve(answered.result === null ? undefined : JSON.parse(answered.result));
+      this.#sinceLastPrune++;
+      this.#journalId = call.id;
+      try {
+        return target[call.method]!(...call.args).then((value) => this.#result(call, value));
+      } finally {
+        this.#journalId = null;
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** save and commit bump the version of the host's copy: the page needs the new version. */
@@ -111,15 +210,12 @@ export class HostCore {
     return call.target === 'store' && (call.method === 'save' || call.method === 'commit') ? (call.args[0] as { version: number }).version : value;
   }
 
-  async close(): Promise<void> {
-    await this.transport.close();
-    await this.store.close();
-    this.#db.close();
+  #pruneDue(): boolean {
+    return this.#sinceLastPrune >= PRUNE_EVERY;
   }
 
   #prune(): void {
-    if (++this.#sinceLastPrune < PRUNE_EVERY) return;
     this.#sinceLastPrune = 0;
-    this.#db.transaction(() => this.#pruneJournal.run(Date.now() - JOURNAL_KEEP_MS));
+    this.#pruneJournal.run(Date.now() - JOURNAL_KEEP_MS);
   }
 }

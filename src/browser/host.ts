@@ -38,6 +38,8 @@ export function startHost(scope: Scope): void {
   /** Calls of this tab's page sent to another tab's owner, awaiting an answer. */
   const forwarded = new Map<string, { call: CallMessage; timer: ReturnType<typeof setTimeout> }>();
   let openSettled = false;
+  /** close() has begun: forwarded calls still queued go unanswered, to be retried on the next owner. */
+  let closing = false;
   let openTimer: ReturnType<typeof setTimeout> | undefined;
 
   const toPage = (message: HostToPage) => scope.postMessage(message);
@@ -51,12 +53,12 @@ export function startHost(scope: Scope): void {
     toPage(error === undefined ? { kind: 'opened', owner: owner() } : { kind: 'open-failed', error: errorToWire(error) });
   };
 
-  /** `journaled`: the call may be retried (it was forwarded), see HostCore.serve. */
-  const serveLocally = async (call: CallMessage, journaled: boolean): Promise<AnswerMessage> => {
+  /** `journaled`: the call may be retried (it was forwarded); `caller`: whose turn it takes. See HostCore.serve. */
+  const serveLocally = async (call: CallMessage, journaled: boolean, caller: string): Promise<AnswerMessage> => {
     try {
       if (ownerError !== undefined) throw ownerError;
       if (!core) throw new StorageError('STORAGE_UNAVAILABLE', 'the database is not open');
-      return { kind: 'answer', id: call.id, ok: true, value: await core.serve(call, journaled) };
+      return { kind: 'answer', id: call.id, ok: true, value: await core.serve(call, journaled, caller) };
     } catch (error) {
       return { kind: 'answer', id: call.id, ok: false, error: errorToWire(await explainStorageFailure(error, options!.name)) };
     }
@@ -79,7 +81,7 @@ export function startHost(scope: Scope): void {
     if (call.target === 'host') {
       toPage({ kind: 'answer', id: call.id, ok: true, value: owner() });
     } else if (options?.storage === 'memory' || isOwner()) {
-      toPage(await serveLocally(call, false));
+      toPage(await serveLocally(call, false, hostId));
     } else {
       forward(call);
     }
@@ -105,15 +107,20 @@ export function startHost(scope: Scope): void {
     for (const [id, { call, timer }] of forwarded) {
       clearTimeout(timer);
       forwarded.delete(id);
-      toPage(await serveLocally(call, true));
+      void serveLocally(call, true, hostId).then(toPage);
     }
   };
 
   const onChannelMessage = async (message: HostToHost) => {
     switch (message.kind) {
-      case 'call':
-        if (isOwner()) channel!.postMessage({ kind: 'answer', to: message.from, answer: await serveLocally(message.call, true) } satisfies HostToHost);
+      case 'call': {
+        if (!isOwner()) break;
+        const answer = await serveLocally(message.call, true, message.from);
+        // Unanswered, the caller's host sends the call again to the next owner (the journal
+        // there would answer it had it been applied here; it was not: close drops queued calls).
+        if (!closing) channel!.postMessage({ kind: 'answer', to: message.from, answer } satisfies HostToHost);
         break;
+      }
       case 'answer': {
         const waiting = message.to === hostId ? forwarded.get(message.answer.id) : undefined;
         if (waiting) {
@@ -177,6 +184,7 @@ export function startHost(scope: Scope): void {
   };
 
   const close = async () => {
+    closing = true;
     for (const { timer } of forwarded.values()) clearTimeout(timer);
     forwarded.clear();
     try {

@@ -41,6 +41,16 @@ export interface SqlDatabase {
    * rolls everything back and is rethrown. Not reentrant: a nested call throws.
    */
   transaction<T>(body: () => T): T;
+  /**
+   * Runs `body` inside the current transaction under a `SAVEPOINT`: a throw from `body` undoes
+   * only what `body` did and is rethrown, and the enclosing transaction carries on; success keeps
+   * `body`'s changes for the enclosing COMMIT. Lets one transaction carry several independent
+   * calls (group commit). Throws outside {@link SqlDatabase.transaction}. If SQLite itself ended
+   * the transaction (some I/O and full-disk errors do), every later savepoint of it and its
+   * COMMIT throw that error, so nothing runs outside a transaction by accident.
+   * Optional: drivers without it get one transaction per call.
+   */
+  savepoint?<T>(body: () => T): T;
   /** Closes the connection. Further use throws a {@link ClosedError}. Idempotent. */
   close(): void;
   /** Whether `close()` has been called. */
@@ -125,6 +135,8 @@ export interface RawConnection {
 export function createSqlDatabase(raw: RawConnection): SqlDatabase {
   let closed = false;
   let inTransaction = false;
+  /** Set when a savepoint could not be rolled back: SQLite ended the transaction under us. */
+  let doomed: { error: unknown } | undefined;
   const mapError = (error: unknown): unknown => toStorageError(error, raw.errorCode(error), raw.filename);
   const ensureOpen = (): void => {
     if (closed) throw new ClosedError(`database ${JSON.stringify(raw.filename)}`);
@@ -157,6 +169,11 @@ export function createSqlDatabase(raw: RawConnection): SqlDatabase {
   const begin = raw.prepare('BEGIN IMMEDIATE');
   const commit = raw.prepare('COMMIT');
   const rollback = raw.prepare('ROLLBACK');
+  // One name serves every level: SQLite matches RELEASE / ROLLBACK TO to the innermost savepoint
+  // of that name.
+  const savepoint = raw.prepare('SAVEPOINT lh_call');
+  const release = raw.prepare('RELEASE lh_call');
+  const rollbackTo = raw.prepare('ROLLBACK TO lh_call');
 
   return {
     filename: raw.filename,
@@ -180,6 +197,7 @@ export function createSqlDatabase(raw: RawConnection): SqlDatabase {
       inTransaction = true;
       try {
         const result = body();
+        if (doomed) throw doomed.error;
         commit.run();
         return result;
       } catch (error) {
@@ -191,6 +209,31 @@ export function createSqlDatabase(raw: RawConnection): SqlDatabase {
         throw mapError(error);
       } finally {
         inTransaction = false;
+        doomed = undefined;
+      }
+    },
+    savepoint<T>(body: () => T): T {
+      ensureOpen();
+      if (!inTransaction) throw new Error('leasehold: savepoint outside a transaction');
+      if (doomed) throw doomed.error;
+      try {
+        savepoint.run();
+      } catch (error) {
+        throw mapError(error);
+      }
+      try {
+        const result = body();
+        release.run();
+        return result;
+      } catch (error) {
+        const mapped = mapError(error);
+        try {
+          rollbackTo.run();
+          release.run();
+        } catch {
+          doomed = { error: mapped };
+        }
+        throw mapped;
       }
     },
     close() {

@@ -45,14 +45,19 @@ export function describeRuntimeControl(name: string, make: MakeRuntimeBackends, 
     it('fences off a handler already running when the execution is suspended', async () => {
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
+      let entered!: () => void;
+      const handlerRunning = new Promise<void>((resolve) => (entered = resolve));
       const slow = h.worker('slow', {
         handler: async (exe, event) => {
+          entered();
           await gate;
           (exe as OrderLike).applied.push(event.id);
         },
       });
       await slow.send('order-1', { id: 'e1' });
       const running = slow.step();
+      // Suspend once the handler is running (it has loaded the execution), not merely started.
+      await handlerRunning;
       await worker.suspend('order-1');
       release();
       expect((await running).kind).toBe('conflict');

@@ -1,0 +1,120 @@
+/**
+ * Group commit and fair service in the owner's dispatcher, in Node on a real sqlite-wasm
+ * database: calls queued together share one transaction, each under its own savepoint, are
+ * answered only after the COMMIT, and callers are served in turn.
+ */
+import { describe, expect, it } from 'vitest';
+import { HostCore } from '../src/browser/core.js';
+import { ClosedError, LeaseLostError } from '../src/errors.js';
+import type { SqlDatabase } from '../src/sqlite/driver.js';
+import { openWasmDatabase } from '../src/sqlite/wasm.js';
+import type { CallMessage } from '../src/browser/wire.js';
+
+let ids = 0;
+const call = (target: CallMessage['target'], method: string, args: unknown[], id = `b${++ids}`): CallMessage => ({ kind: 'call', id, target, method, args, now: 1_000 });
+const publish = (groupId: string, event: unknown, id?: string) => call('transport', 'publish', [groupId, event, undefined], id);
+
+/** The real database, with its transactions counted. */
+async function counted(): Promise<{ db: SqlDatabase; commits: () => number }> {
+  const db = await openWasmDatabase();
+  let n = 0;
+  // Everything else is the real database's own (its methods close over it, not over `this`).
+  const counting: SqlDatabase = Object.assign(Object.create(db) as SqlDatabase, {
+    transaction: <T>(body: () => T): T => db.transaction(() => (n++, body())),
+  });
+  return { db: counting, commits: () => n };
+}
+
+describe('group commit in the owner', () => {
+  it('applies calls that queue up together in one transaction, and answers each', async () => {
+    const { db, commits } = await counted();
+    const core = new HostCore(db);
+    const before = commits();
+    const seqs = await Promise.all(Array.from({ length: 20 }, (_, i) => core.serve(publish(`g${i % 3}`, { i }), i % 2 === 0, `tab${i % 4}`)));
+    expect(commits() - before).toBe(1);
+    expect(new Set(seqs).size).toBe(20);
+    const snapshot = (await core.serve(call('transport', 'inspect', []))) as { groups: { messages: unknown[] }[] };
+    expect(snapshot.groups.flatMap((g) => g.messages)).toHaveLength(20);
+  });
+
+  it('rolls a failing call back alone: it gets its own error, the others commit', async () => {
+    const db = await openWasmDatabase();
+    const core = new HostCore(db);
+    // A commit that writes the execution, then fails writing its outbox entry.
+    db.exec("CREATE TEMP TRIGGER refuse BEFORE INSERT ON lh_outbox WHEN NEW.target_id = 'refused' BEGIN SELECT RAISE(ABORT, 'outbox refused'); END");
+    const exe = { id: 'exe', version: 0 };
+    const outcomes = await Promise.allSettled([
+      core.serve(publish('g', 1)),
+      core.serve(call('store', 'commit', [exe, { emits: [{ targetId: 'refused', event: 1 }] }])),
+      core.serve(call('transport', 'ack', [{ seq: 99, groupId: 'g', attempt: 1, workerId: 'w', event: null, expiresAt: 0 }])),
+      core.serve(publish('g', 2)),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/outbox refused/);
+    expect((outcomes[2] as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
+    expect(await core.serve(call('store', 'load', ['exe']))).toBeUndefined();
+    const snapshot = (await core.serve(call('transport', 'inspect', []))) as { groups: { messages: { event: unknown }[] }[] };
+    expect(snapshot.groups[0]!.messages.map((m) => m.event)).toEqual([1, 2]);
+  });
+
+  it('answers no call of a batch whose COMMIT fails as applied, and keeps none of it', async () => {
+    const db = await openWasmDatabase();
+    const core = new HostCore(db);
+    // A deferred foreign key is checked at COMMIT: publishing an 'orphan' makes the COMMIT fail.
+    db.exec(
+      'PRAGMA foreign_keys = ON; CREATE TABLE parent (id TEXT PRIMARY KEY); ' +
+        'CREATE TABLE child (p TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED); ' +
+        "CREATE TEMP TRIGGER orphan AFTER INSERT ON lh_messages WHEN NEW.event = '\"orphan\"' BEGIN INSERT INTO child VALUES ('none'); END",
+    );
+    const outcomes = await Promise.allSettled([core.serve(publish('g', 'fine')), core.serve(publish('g', 'orphan')), core.serve(publish('h', 'also fine'))]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(String((outcomes[0] as PromiseRejectedResult).reason)).toMatch(/FOREIGN KEY/);
+    expect(((await core.serve(call('transport', 'inspect', []))) as { groups: unknown[] }).groups).toEqual([]);
+    // The next batch commits as usual.
+    expect(await core.serve(publish('g', 'later'))).toBeTypeOf('number');
+  });
+
+  it('journals forwarded calls inside the batch: a retry in the same batch is answered, not applied twice', async () => {
+    const db = await openWasmDatabase();
+    const core = new HostCore(db);
+    const original = publish('g', 'once', 'retried-id');
+    const [first, retry] = await Promise.all([core.serve(original, true, 'tabA'), core.serve({ ...original }, true, 'tabA')]);
+    expect(retry).toBe(first);
+    const snapshot = (await core.serve(call('transport', 'inspect', []))) as { groups: { messages: unknown[] }[] };
+    expect(snapshot.groups[0]!.messages).toHaveLength(1);
+    expect(db.prepare('SELECT count(*) AS n FROM lh_calls').get()).toEqual({ n: 1 });
+  });
+
+  it('serves callers in turn: a caller with hundreds queued does not hold back another caller', async () => {
+    const db = await openWasmDatabase();
+    const core = new HostCore(db);
+    const busy = Array.from({ length: 300 }, (_, i) => core.serve(publish('busy', i), true, 'busy-tab'));
+    const own = core.serve(publish('own', 'mine'), false, 'owner-page');
+    const ownSeq = (await own) as number;
+    // One call from each caller in turn: the owner's page went second, not 301st.
+    expect(ownSeq).toBe(2);
+    const busySeqs = (await Promise.all(busy)) as number[];
+    // Within one caller, calls are applied in the order they came.
+    expect(busySeqs).toEqual([...busySeqs].sort((a, b) => a - b));
+  });
+
+  it('rejects calls still queued when it closes, and closes', async () => {
+    const db = await openWasmDatabase();
+    const core = new HostCore(db);
+    const queued = core.serve(publish('g', 1));
+    await core.close();
+    await expect(queued).rejects.toBeInstanceOf(ClosedError);
+    await expect(core.serve(publish('g', 2))).rejects.toBeInstanceOf(ClosedError);
+    expect(db.closed).toBe(true);
+  });
+
+  it('still serves, one transaction per call, over a driver without savepoints', async () => {
+    const real = await openWasmDatabase();
+    const { savepoint: _unused, ...rest } = real;
+    const plain: SqlDatabase = Object.defineProperty(rest, 'closed', { get: () => real.closed }) as SqlDatabase;
+    const core = new HostCore(plain);
+    const outcomes = await Promise.allSettled([core.serve(publish('g', 1)), core.serve(publish('', 2)), core.serve(publish('g', 3))]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(RangeError);
+  });
+});
