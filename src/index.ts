@@ -51,13 +51,16 @@ export { Runtime } from './runtime/runtime.js';
 export { CONTROL_FIELD, timeoutEventId } from './runtime/control.js';
 export type {
   AbortSignalLike,
+  DeliveredEvent,
   EmitEffect,
+  EventBase,
   Effects,
   Handler,
   HandlerInfo,
   RuntimeEvent,
   RuntimeOptions,
   Scheduler,
+  SendEvent,
   SpawnedEvent,
   SpawnEffect,
   StepKind,

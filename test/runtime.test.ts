@@ -60,7 +60,7 @@ describe('Runtime options', () => {
     const runtime = new Runtime(options);
     await expect(runtime.send('', {})).rejects.toThrow(RangeError);
     await expect(runtime.send('x', null as never)).rejects.toThrow(TypeError);
-    await expect(runtime.send('x', { id: 3 })).rejects.toThrow('event.id');
+    await expect(runtime.send('x', { id: 3 as never })).rejects.toThrow('event.id');
     await expect(runtime.send('x', {}, { priority: 9 })).rejects.toThrow('options.priority');
     await expect(runtime.createExecution('x', [] as never)).rejects.toThrow('fields');
     await expect(runtime.suspend(1 as never)).rejects.toThrow('executionId');

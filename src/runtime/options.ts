@@ -8,7 +8,7 @@ import type { Execution, ExecutionStore } from '../store/contract.js';
 import type { Transport } from '../transport/contract.js';
 import { checkDuration, checkId, checkInteger, checkObject } from '../validate.js';
 import { hostClone, hostNewId, hostScheduler } from './host.js';
-import type { Handler, RuntimeOptions, Scheduler } from './types.js';
+import type { EventBase, Handler, RuntimeOptions, Scheduler } from './types.js';
 
 /** Every option resolved: defaults filled in, all checked. */
 export interface Config<X extends Execution> {
@@ -60,7 +60,7 @@ function count(name: string, value: unknown, fallback: number): number {
 }
 
 /** @throws TypeError / RangeError naming the first bad option. */
-export function resolveOptions<X extends Execution>(options: RuntimeOptions<X>): Config<X> {
+export function resolveOptions<X extends Execution, E extends EventBase>(options: RuntimeOptions<X, E>): Config<X> {
   checkObject('options', options);
   checkMethods('options.store', options.store, STORE_METHODS);
   checkMethods('options.transport', options.transport, TRANSPORT_METHODS);
@@ -93,8 +93,10 @@ export function resolveOptions<X extends Execution>(options: RuntimeOptions<X>):
 
   return {
     store: options.store,
-    transport: options.transport,
-    handler: options.handler,
+    // From here on events are handled as plain objects with an id: `E` is the caller's promise
+    // about what its transport carries, checked by the compiler at the call site only.
+    transport: options.transport as unknown as Transport,
+    handler: options.handler as unknown as Handler<X>,
     workerId: options.workerId,
     visibilityMs,
     clock: options.clock ?? Date.now,

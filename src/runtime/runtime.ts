@@ -4,12 +4,13 @@
  */
 import { LeaseholdError, LeaseLostError, StoreConflictError } from '../errors.js';
 import type { Execution } from '../store/contract.js';
+import type { Transport } from '../transport/contract.js';
 import { checkId, checkInteger, checkObject } from '../validate.js';
 import { leaseOf, readControl, writeControl } from './control.js';
 import { handleLease } from './handle.js';
 import { resolveOptions, type Config } from './options.js';
 import { fireTimers, relayOutbox, relaySpawns } from './relay.js';
-import type { AbortSignalLike, RuntimeEvent, RuntimeOptions, StepResult } from './types.js';
+import type { AbortSignalLike, EventBase, RuntimeEvent, RuntimeOptions, SendEvent, StepResult } from './types.js';
 import { ChangeWatch, sleep } from './wait.js';
 
 /** How often suspend/resume reload and retry when a handler commits under them. */
@@ -30,11 +31,18 @@ const YIELD_EVERY = 64;
  *
  * @throws TypeError / RangeError from the constructor, naming the first bad option.
  */
-export class Runtime<X extends Execution = Execution> {
+export class Runtime<X extends Execution = Execution, E extends EventBase = RuntimeEvent> {
   readonly #cfg: Config<X>;
   #claimStreak = 0;
 
-  constructor(options: RuntimeOptions<X>) {
+  /**
+   * `X` and `E` are inferred from `store` and `transport`: with a `Transport<OrderEvent>` the
+   * handler's event is an `OrderEvent` (or a timeout or spawned event) and `send` takes
+   * `OrderEvent`s. An untyped transport (`Transport<unknown>`) gives `E` = {@link RuntimeEvent}.
+   */
+  constructor(options: RuntimeOptions<X, E>);
+  constructor(options: Omit<RuntimeOptions<X>, 'transport'> & { transport: Transport<unknown> });
+  constructor(options: RuntimeOptions<X, E>) {
     this.#cfg = resolveOptions(options);
   }
 
@@ -65,7 +73,7 @@ export class Runtime<X extends Execution = Execution> {
    * repeat is recognised as a duplicate. The execution need not exist yet (see `missing`).
    * @throws TypeError / RangeError for a bad id, event or priority (0–4).
    */
-  async send(executionId: string, event: Record<string, unknown>, options?: { priority?: number }): Promise<{ id: string; seq: number }> {
+  async send(executionId: string, event: SendEvent<E>, options?: { priority?: number }): Promise<{ id: string; seq: number }> {
     checkId('executionId', executionId);
     checkObject('event', event);
     if (event.id !== undefined) checkId('event.id', event.id);

@@ -22,6 +22,24 @@ export interface RuntimeEvent {
   [field: string]: unknown;
 }
 
+/**
+ * What an app's own event type must be: an object with a string `id`. Declare it as a type
+ * without an index signature (`{ id: string; type: 'pay'; amount: number }`) and a misspelt
+ * field is a type error wherever the event is written or read.
+ */
+export interface EventBase {
+  id: string;
+}
+
+/** What reaches a handler: the app's events `E`, and the timeouts and spawned events the runtime makes. */
+export type DeliveredEvent<E extends EventBase = RuntimeEvent> = E | TimeoutEvent | SpawnedEvent;
+
+/**
+ * An event as {@link Runtime.send} takes it: an `E` whose `id` may be left out (a fresh one is
+ * given). Distributes over a union, so each member keeps its own fields.
+ */
+export type SendEvent<E extends EventBase = RuntimeEvent> = E extends EventBase ? Omit<E, 'id'> & { id?: string } : never;
+
 /** The event a due timer delivers to its execution. Its `id` is {@link timeoutEventId}. */
 export interface TimeoutEvent extends RuntimeEvent {
   type: 'timeout';
@@ -83,9 +101,9 @@ export interface HandlerInfo {
  * leaves the stored state untouched) and returns the effects. May be async. Throwing means
  * "not handled": the event is retried with back-off.
  */
-export type Handler<X extends Execution = Execution> = (
+export type Handler<X extends Execution = Execution, E extends EventBase = RuntimeEvent> = (
   execution: X,
-  event: RuntimeEvent,
+  event: DeliveredEvent<E>,
   info: HandlerInfo,
 ) => Effects | void | Promise<Effects | void>;
 
@@ -102,11 +120,18 @@ export interface AbortSignalLike {
   removeEventListener(type: 'abort', listener: () => void): void;
 }
 
-/** Options of {@link Runtime}. Durations are milliseconds, read with `clock`. */
-export interface RuntimeOptions<X extends Execution = Execution> {
+/**
+ * Options of {@link Runtime}. Durations are milliseconds, read with `clock`. `X` is the
+ * execution type (from `store`), `E` the app's event type (from `transport`).
+ */
+export interface RuntimeOptions<X extends Execution = Execution, E extends EventBase = RuntimeEvent> {
   store: ExecutionStore<X>;
-  transport: Transport;
-  handler: Handler<X>;
+  /**
+   * The transport the runtime claims from and publishes to. Besides the app's `E`, it carries
+   * the runtime's own timeout and spawned events and the events handlers emit.
+   */
+  transport: Transport<DeliveredEvent<E>>;
+  handler: Handler<X, E>;
   /** Names this worker in leases; unique among the workers sharing a transport. */
   workerId: string;
   /** How long a claim holds an event before another worker may take it over (> 0). */

@@ -1,0 +1,94 @@
+/**
+ * The user's own types carried end to end: a typed transport's leases, a typed runtime's
+ * handler and send. Checked by `npm run typecheck` (tsc over test/): each `@ts-expect-error`
+ * line must be an error, or the typecheck fails ("unused directive"). The runtime assertions
+ * only keep Vitest from reporting an empty file.
+ */
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  InMemoryStore,
+  InMemoryTransport,
+  Runtime,
+  SqliteTransport,
+  type DeliveredEvent,
+  type Lease,
+  type RuntimeEvent,
+  type SpawnedEvent,
+  type TimeoutEvent,
+  type Transport,
+} from 'leasehold';
+
+// Declared as type aliases, without index signatures: a misspelt field is an error.
+type OrderEvent = { id: string; type: 'place'; total: number } | { id: string; type: 'pay'; amount: number };
+type Order = { id: string; version: number; status: 'new' | 'placed' | 'paid'; total: number };
+
+describe('a typed transport', () => {
+  it('gives leases of its event type, no cast needed', async () => {
+    const transport = new InMemoryTransport<OrderEvent>();
+    await transport.publish('order-1', { id: 'e1', type: 'place', total: 5 });
+    const lease = await transport.claim('w1', 30_000);
+    expectTypeOf(lease).toEqualTypeOf<Lease<OrderEvent> | null>();
+    if (lease?.event.type === 'place') expectTypeOf(lease.event.total).toEqualTypeOf<number>();
+    expect(lease?.event).toEqual({ id: 'e1', type: 'place', total: 5 });
+    expectTypeOf<SqliteTransport<OrderEvent>>().toMatchTypeOf<Transport<OrderEvent>>();
+  });
+
+  it('rejects an event with a wrong field or of the wrong kind', () => {
+    const transport = new InMemoryTransport<OrderEvent>();
+    // @ts-expect-error `totl` is not a field of the place event
+    void transport.publish('order-1', { id: 'e1', type: 'place', totl: 5 }).catch(() => {});
+    // @ts-expect-error 'refund' is not an OrderEvent
+    void transport.publish('order-1', { id: 'e1', type: 'refund', total: 5 }).catch(() => {});
+    expect(true).toBe(true);
+  });
+});
+
+describe('a typed runtime', () => {
+  const store = new InMemoryStore<Order>();
+  const transport = new InMemoryTransport<OrderEvent>();
+  const runtime = new Runtime({
+    store,
+    transport,
+    workerId: 'w1',
+    visibilityMs: 30_000,
+    handler(order, event) {
+      expectTypeOf(order).toEqualTypeOf<Order>();
+      expectTypeOf(event).toEqualTypeOf<DeliveredEvent<OrderEvent>>();
+      expectTypeOf(event).toEqualTypeOf<OrderEvent | TimeoutEvent | SpawnedEvent>();
+      if (event.type === 'place') {
+        order.status = 'placed';
+        order.total = event.total;
+        // @ts-expect-error a place event has no `amount`
+        void event.amount;
+      }
+      // @ts-expect-error `stauts` is not a field of Order
+      order.stauts = 'paid';
+      // @ts-expect-error 'shipped' is not a status
+      if (event.type === 'pay') order.status = 'shipped';
+    },
+  });
+
+  it('infers the execution and event types from the store and the transport', () => {
+    expectTypeOf(runtime).toEqualTypeOf<Runtime<Order, OrderEvent>>();
+    expect(runtime.workerId).toBe('w1');
+  });
+
+  it('send takes the app\'s events, with or without an id, and nothing else', () => {
+    expectTypeOf(runtime.send).toBeCallableWith('order-1', { type: 'place', total: 5 });
+    expectTypeOf(runtime.send).toBeCallableWith('order-1', { id: 'pay-1', type: 'pay', amount: 5 });
+    // @ts-expect-error `totl` is not a field of the place event
+    void runtime.send('order-1', { type: 'place', totl: 5 }).catch(() => {});
+    // @ts-expect-error a pay event needs `amount`
+    void runtime.send('order-1', { type: 'pay' }).catch(() => {});
+    expect(true).toBe(true);
+  });
+
+  it('an untyped transport gives handlers and send plain RuntimeEvents', () => {
+    const untyped: Transport = new InMemoryTransport();
+    const plain = new Runtime({ store: new InMemoryStore(), transport: untyped, workerId: 'w', visibilityMs: 1000, handler() {} });
+    expectTypeOf(plain).toEqualTypeOf<Runtime>();
+    expectTypeOf<Runtime>().toEqualTypeOf<Runtime<import('leasehold').Execution, RuntimeEvent>>();
+    expectTypeOf(plain.send).toBeCallableWith('x', { anything: 1 });
+    expect(plain.workerId).toBe('w');
+  });
+});
