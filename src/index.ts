@@ -28,6 +28,10 @@ export type {
   TransportSnapshot,
 } from './transport/contract.js';
 
+// consume(): the worker loop for the plain queue, on any transport.
+export { consume } from './consume/consume.js';
+export type { BackoffOptions, ConsumeErrorInfo, ConsumeHandler, ConsumeOptions, ConsumePhase, ConsumeSignal, Consumer, HandlerContext } from './consume/types.js';
+
 // The execution store: per-entity workflow state with a transactional outbox, timers, spawns and a trace.
 export { InMemoryStore } from './store/memory.js';
 export { SqliteStore } from './store/sqlite.js';

@@ -2,7 +2,6 @@
  * A scheduler that runs on a ManualClock: timers fire only when the test moves time with
  * `advance`, each at its own due time, so lease renewals and idle waits need no real sleeps.
  */
-import type { ManualClock } from '../../src/clock.js';
 import type { Scheduler } from '../../src/runtime/types.js';
 
 interface Timer {
@@ -11,13 +10,20 @@ interface Timer {
 }
 
 /** Lets every pending promise callback and I/O callback run (a macrotask turn, not a sleep). */
-export const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+export const flush = (): Promise<void> =>
+  new Promise((resolve) => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)));
+
+/** A clock the scheduler can move: a ManualClock, or any clock with `now` and `advance`. */
+export interface SteppableClock {
+  now(): number;
+  advance(ms: number): unknown;
+}
 
 export class ManualScheduler implements Scheduler {
   readonly #timers = new Map<number, Timer>();
   #next = 0;
 
-  constructor(readonly clock: ManualClock) {}
+  constructor(readonly clock: SteppableClock) {}
 
   setTimeout(callback: () => void, ms: number): unknown {
     const id = ++this.#next;
@@ -46,11 +52,11 @@ export class ManualScheduler implements Scheduler {
       for (const entry of this.#timers) if (entry[1].due <= end && (!first || entry[1].due < first[1].due)) first = entry;
       if (!first) break;
       this.#timers.delete(first[0]);
-      if (first[1].due > this.clock.now()) this.clock.set(first[1].due);
+      if (first[1].due > this.clock.now()) this.clock.advance(first[1].due - this.clock.now());
       first[1].callback();
       await flush();
     }
-    this.clock.set(end);
+    if (end > this.clock.now()) this.clock.advance(end - this.clock.now());
     await flush();
   }
 }

@@ -1,0 +1,292 @@
+/**
+ * `consume()`: the worker loop for the plain queue, on any Transport. One loop (the pump) does
+ * every claim and every ack of a consumer, so the acks of handlers that finish together share a
+ * call (`ackMany`, then `claimMany` for the free slots) and a lone ack takes the next message in
+ * the same call (`ackAndClaim`); handlers run concurrently beside it, each under its own lease.
+ */
+import { ClosedError, LeaseLostError } from '../errors.js';
+import { isChangeNotifier, type Lease, type Transport } from '../transport/contract.js';
+import { readClock } from '../validate.js';
+import { abortControllerClass, Job } from './job.js';
+import { checkGrace, type ConsumeConfig, resolveConsume, retryDelay } from './options.js';
+import { batchOps, nextReadyAt } from './batch.js';
+import type { ConsumeHandler, ConsumeOptions, Consumer } from './types.js';
+
+/**
+ * Runs `handler` for every message `transport` delivers, until stopped: resolve → ack; throw →
+ * nack with the back-off delay (the transport's `maxAttempts` then dead-letters a message that
+ * keeps failing). Up to `concurrency` messages at once, each of a different group; a handler
+ * that outlives half its visibility has its lease extended, and its `signal` aborts if the lease
+ * is lost. Idle, it waits for the transport's change notices (where it has them), wakes at the
+ * next time it knows a lease or park runs out, and otherwise polls with back-off.
+ *
+ * Delivery is at least once: after a crash, a lost lease or a failed ack the message is
+ * delivered again, so give handlers' side effects idempotency keys.
+ *
+ * @returns the running {@link Consumer}; it starts claiming on the next microtask.
+ * @throws TypeError / RangeError naming the first bad argument or option (nothing has run).
+ */
+export function consume<E = unknown>(transport: Transport<E>, handler: ConsumeHandler<E>, options?: ConsumeOptions<E>): Consumer {
+  return new Consuming(resolveConsume(transport, handler, options));
+}
+
+class Consuming<E> implements Consumer {
+  readonly done: Promise<void>;
+  handled = 0;
+  failed = 0;
+  lost = 0;
+  released = 0;
+  stopping = false;
+  readonly #cfg: ConsumeConfig<E>;
+  readonly #ops: ReturnType<typeof batchOps<E>>;
+  readonly #Controller = abortControllerClass();
+  /** Every lease held: handlers running, and finished ones waiting for their ack. */
+  readonly #jobs = new Set<Job<E>>();
+  /** Handlers that resolved, in order, for the pump to ack. */
+  #acks: Job<E>[] = [];
+  /** A claim may find something: false after a claim came back short, true again on a notice or timer. */
+  #maybeWork = true;
+  /** Counts change notices, so a notice during a claim is not overwritten by its empty result. */
+  #notices = 0;
+  #idleMs: number;
+  #wake: (() => void) | undefined;
+  #graceEnds = Infinity;
+  #graceTimer: unknown;
+  #finished = false;
+  readonly #stopped: () => void;
+
+  constructor(cfg: ConsumeConfig<E>) {
+    this.#cfg = cfg;
+    this.#ops = batchOps(cfg.transport);
+    this.#idleMs = cfg.idleMinMs;
+    const onAbort = () => void this.stop();
+    cfg.signal?.addEventListener('abort', onAbort);
+    const unsubscribe = isChangeNotifier(cfg.transport)
+      ? cfg.transport.onChange(() => {
+          this.#notices += 1;
+          this.#maybeWork = true;
+          this.#kick();
+        })
+      : () => {};
+    this.#stopped = () => {
+      unsubscribe();
+      cfg.signal?.removeEventListener('abort', onAbort);
+      cfg.scheduler.clearTimeout(this.#graceTimer);
+    };
+    if (cfg.signal?.aborted) void this.stop();
+    this.done = this.#pump();
+  }
+
+  get workerId(): string {
+    return this.#cfg.workerId;
+  }
+
+  get active(): number {
+    return this.#jobs.size;
+  }
+
+  stop(options?: { graceMs?: number }): Promise<void> {
+    if (options !== undefined && (typeof options !== 'object' || options === null)) throw new TypeError('options must be an object');
+    const graceMs = options?.graceMs ?? this.#cfg.graceMs;
+    checkGrace('options.graceMs', graceMs);
+    if (this.#finished) return this.done;
+    this.stopping = true;
+    this.#kick();
+    const now = this.#now();
+    if (now + graceMs < this.#graceEnds) {
+      this.#graceEnds = now + graceMs;
+      this.#cfg.scheduler.clearTimeout(this.#graceTimer);
+      if (graceMs === 0) this.#releaseAll();
+      else if (graceMs !== Infinity) this.#graceTimer = this.#cfg.scheduler.setTimeout(() => this.#releaseAll(), graceMs);
+    }
+    return this.done;
+  }
+
+  #now(): number {
+    try {
+      return readClock(this.#cfg.clock);
+    } catch {
+      return 0; // only the grace deadline's order uses it; a broken clock must not break stop()
+    }
+  }
+
+  #kick(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
+  async #pump(): Promise<void> {
+    await undefined; // start claiming after consume() has returned
+    try {
+      for (;;) {
+        const acks = this.#acks.splice(0);
+        const free = this.stopping ? 0 : this.#cfg.concurrency - this.#jobs.size + acks.length;
+        if (acks.length === 1 && free > 0) await this.#ackAndClaim(acks[0]!);
+        else if (acks.length > 0) await this.#ackAll(acks, free);
+        else if (this.stopping && this.#jobs.size === 0) break;
+        else if (free > 0 && this.#maybeWork) await this.#claim(free);
+        else await this.#idle(free > 0);
+      }
+    } catch (error) {
+      // Only a bug gets here; stop cleanly rather than leave leases to run out.
+      this.#cfg.onError(error, { phase: 'claim' });
+      this.stopping = true;
+      this.#releaseAll();
+      while (this.#jobs.size > 0) await new Promise<void>((resolve) => (this.#wake = resolve));
+    } finally {
+      this.#finished = true;
+      this.#stopped();
+    }
+  }
+
+  /** Starts the handler of each lease (or gives them straight back if a stop began meanwhile). */
+  #start(leases: Lease<E>[]): void {
+    for (const lease of leases) {
+      const job = new Job(this.#cfg, lease, this.#Controller);
+      this.#jobs.add(job);
+      if (this.stopping) this.#release(job);
+      else void this.#run(job, lease);
+    }
+    if (leases.length > 0) this.#idleMs = this.#cfg.idleMinMs;
+  }
+
+  async #run(job: Job<E>, lease: Lease<E>): Promise<void> {
+    let failure: { error: unknown } | undefined;
+    try {
+      await this.#cfg.handler(lease.event, lease, { signal: job.signal });
+    } catch (error) {
+      failure = { error };
+    }
+    if (job.released) return;
+    job.settling = true;
+    await job.stopRenewal();
+    if (job.released) return;
+    if (job.lost) return this.#drop(job, () => (this.lost += 1));
+    if (!failure) {
+      this.#acks.push(job);
+      return this.#kick();
+    }
+    this.failed += 1;
+    this.#cfg.onError(failure.error, { phase: 'handler', lease: job.lease });
+    await this.#settle(job, 'nack', this.#cfg.transport.nack(job.lease, retryDelay(this.#cfg.backoff, lease.attempt, this.#cfg.random)));
+    this.#drop(job);
+  }
+
+  /** The job's lease is no longer ours: free its slot. */
+  #drop(job: Job<E>, count?: () => void): void {
+    count?.();
+    this.#jobs.delete(job);
+    this.#kick();
+  }
+
+  /** Runs an ack or nack of `job`'s lease, reporting a failure; true if it landed. */
+  async #settle(job: Job<E>, phase: 'ack' | 'nack', call: Promise<unknown>): Promise<boolean> {
+    try {
+      await call;
+      return true;
+    } catch (error) {
+      this.#failed(error, phase, job.lease);
+      if (error instanceof LeaseLostError) this.lost += 1;
+      return false;
+    }
+  }
+
+  #failed(error: unknown, phase: 'ack' | 'nack' | 'claim' | 'stats', lease?: Lease<E>): void {
+    this.#cfg.onError(error, lease ? { phase, lease } : { phase });
+    // A closed transport will refuse everything from now on.
+    if (error instanceof ClosedError && !this.stopping) void this.stop();
+  }
+
+  async #ackAndClaim(job: Job<E>): Promise<void> {
+    const { transport, workerId, visibilityMs, minPriority } = this.#cfg;
+    const notices = this.#notices;
+    try {
+      const next = await transport.ackAndClaim(job.lease, workerId, visibilityMs, { minPriority });
+      this.handled += 1;
+      this.#jobs.delete(job);
+      if (next) this.#start([next]);
+      else if (notices === this.#notices) this.#maybeWork = false;
+    } catch (error) {
+      this.#failed(error, 'ack', job.lease);
+      if (error instanceof LeaseLostError) this.lost += 1;
+      this.#jobs.delete(job);
+    }
+  }
+
+  async #ackAll(jobs: Job<E>[], free: number): Promise<void> {
+    const { acked, lost } = await this.#ops.ackMany(jobs.map((job) => job.lease), (error, lease) => this.#failed(error, 'ack', lease));
+    this.handled += acked;
+    this.lost += lost;
+    for (const job of jobs) this.#jobs.delete(job);
+    // Acks free their groups' next messages: worth a claim even after an empty one.
+    this.#maybeWork = true;
+    if (free > 0) await this.#claim(free);
+  }
+
+  async #claim(free: number): Promise<void> {
+    const { workerId, visibilityMs, minPriority } = this.#cfg;
+    const notices = this.#notices;
+    let leases: Lease<E>[];
+    try {
+      leases = await this.#ops.claimMany(workerId, visibilityMs, free, minPriority);
+    } catch (error) {
+      this.#failed(error, 'claim');
+      this.#maybeWork = false; // try again after the idle back-off, not at once
+      return;
+    }
+    this.#start(leases);
+    if (leases.length < free && notices === this.#notices) this.#maybeWork = false;
+  }
+
+  /**
+   * Nothing to claim (or no free slot): waits for a kick — a finished handler, a change notice,
+   * stop — and, with a free slot, for the poll back-off or the next known ready time.
+   */
+  async #idle(withTimer: boolean): Promise<void> {
+    const { scheduler, idleMaxMs, clock } = this.#cfg;
+    let delay = Infinity;
+    let polling = false;
+    if (withTimer) {
+      const notices = this.#notices;
+      const readyAt = await nextReadyAt(this.#cfg.transport, (error) => this.#failed(error, 'stats'));
+      if (this.#maybeWork || this.stopping || this.#acks.length > 0 || notices !== this.#notices) return;
+      delay = this.#idleMs;
+      polling = true;
+      if (readyAt !== null) {
+        const until = Math.max(1, readyAt - readClock(clock));
+        if (until < delay) [delay, polling] = [until, false];
+      }
+    }
+    let fired = false;
+    let timer: unknown;
+    await new Promise<void>((resolve) => {
+      this.#wake = resolve;
+      if (delay !== Infinity) {
+        timer = scheduler.setTimeout(() => {
+          fired = true;
+          this.#kick();
+        }, delay);
+      }
+    });
+    scheduler.clearTimeout(timer);
+    if (!fired) return;
+    this.#maybeWork = true;
+    if (polling) this.#idleMs = Math.min(this.#idleMs * 2, idleMaxMs);
+  }
+
+  /** After the grace: abort every handler still running and give its lease back at once. */
+  #releaseAll(): void {
+    for (const job of this.#jobs) if (!job.released && !job.settling) this.#release(job);
+  }
+
+  #release(job: Job<E>): void {
+    job.released = true;
+    job.abort();
+    void (async () => {
+      await job.stopRenewal();
+      if (await this.#settle(job, 'nack', this.#cfg.transport.nack(job.lease, 0))) this.released += 1;
+      this.#drop(job);
+    })();
+  }
+}

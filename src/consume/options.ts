@@ -1,0 +1,161 @@
+/**
+ * Validation and defaults of `consume()`'s options: a misconfigured consumer throws before it
+ * claims anything, with an error naming the option.
+ * @internal
+ */
+import type { Clock } from '../clock.js';
+import { hostNewId, hostScheduler } from '../runtime/host.js';
+import type { AbortSignalLike, Scheduler } from '../runtime/types.js';
+import type { Transport } from '../transport/contract.js';
+import { checkDuration, checkId, checkInteger, checkObject } from '../validate.js';
+import type { ConsumeErrorInfo, ConsumeHandler, ConsumeOptions } from './types.js';
+
+/** The retry back-off, resolved. */
+export interface Backoff {
+  baseMs: number;
+  maxMs: number;
+  factor: number;
+  jitter: number;
+}
+
+/** Every option resolved: defaults filled in, all checked. */
+export interface ConsumeConfig<E> {
+  transport: Transport<E>;
+  handler: ConsumeHandler<E>;
+  workerId: string;
+  visibilityMs: number;
+  concurrency: number;
+  minPriority: number;
+  signal: AbortSignalLike | undefined;
+  graceMs: number;
+  backoff: Backoff;
+  onError: (error: unknown, info: ConsumeErrorInfo<E>) => void;
+  idleMinMs: number;
+  idleMaxMs: number;
+  clock: Clock;
+  scheduler: Scheduler;
+  random: () => number;
+}
+
+export const MAX_CONCURRENCY = 1000;
+const TRANSPORT_METHODS = ['claim', 'ack', 'ackAndClaim', 'nack', 'extend'];
+
+function checkFunction(name: string, value: unknown): void {
+  if (typeof value !== 'function') throw new TypeError(`${name} must be a function, got ${value === null ? 'null' : typeof value}`);
+}
+
+function duration(name: string, value: unknown, fallback: number, positive: boolean): number {
+  if (value === undefined) return fallback;
+  checkDuration(name, value, positive);
+  return value;
+}
+
+/** A grace period: like a duration, but `Infinity` (wait for every handler) is allowed. */
+export function checkGrace(name: string, value: unknown): asserts value is number {
+  if (value === Infinity) return;
+  checkDuration(name, value, false);
+}
+
+function factorOf(value: unknown): number {
+  if (value === undefined) return 2;
+  if (typeof value !== 'number') throw new TypeError(`options.backoff.factor must be a number, got ${typeof value}`);
+  if (!Number.isFinite(value) || value < 1) throw new RangeError(`options.backoff.factor must be a finite number ≥ 1, got ${String(value)}`);
+  return value;
+}
+
+function jitterOf(value: unknown): number {
+  if (value === undefined) return 0;
+  if (typeof value !== 'number') throw new TypeError(`options.backoff.jitter must be a number from 0 to 1, got ${typeof value}`);
+  if (!(value >= 0 && value <= 1)) throw new RangeError(`options.backoff.jitter must be a number from 0 to 1, got ${String(value)}`);
+  return value;
+}
+
+function resolveBackoff(value: unknown): Backoff {
+  checkObject('options.backoff', value, true);
+  const b = (value ?? {}) as Record<string, unknown>;
+  const baseMs = duration('options.backoff.baseMs', b.baseMs, 1000, false);
+  const maxMs = duration('options.backoff.maxMs', b.maxMs, Math.max(60_000, baseMs), false);
+  if (maxMs < baseMs) throw new RangeError(`options.backoff.maxMs must be ≥ options.backoff.baseMs (${baseMs}), got ${maxMs}`);
+  return { baseMs, maxMs, factor: factorOf(b.factor), jitter: jitterOf(b.jitter) };
+}
+
+function defaultOnError(error: unknown, info: ConsumeErrorInfo): void {
+  const console = (globalThis as { console?: { error?: (...args: unknown[]) => void } }).console;
+  const where = info.lease ? ` (message ${info.lease.seq}, attempt ${info.lease.attempt}, group ${JSON.stringify(info.lease.groupId)})` : '';
+  console?.error?.(`leasehold consume: ${info.phase} failed${where}:`, error);
+}
+
+/** A reporter that cannot break the consumer: what it throws surfaces as an unhandled rejection. */
+function guarded<E>(report: ConsumeConfig<E>['onError']): ConsumeConfig<E>['onError'] {
+  return (error, info) => {
+    try {
+      report(error, info);
+    } catch (thrown) {
+      void Promise.reject(thrown);
+    }
+  };
+}
+
+/** @throws TypeError / RangeError naming the first bad argument or option. */
+export function resolveConsume<E>(transport: Transport<E>, handler: ConsumeHandler<E>, options: ConsumeOptions<E> | undefined): ConsumeConfig<E> {
+  checkObject('transport', transport);
+  for (const method of TRANSPORT_METHODS) {
+    if (typeof (transport as unknown as Record<string, unknown>)[method] !== 'function') throw new TypeError(`transport must implement ${method}()`);
+  }
+  checkFunction('handler', handler);
+  checkObject('options', options, true);
+  const o = (options ?? {}) as ConsumeOptions<E>;
+  if (o.workerId !== undefined) checkId('options.workerId', o.workerId);
+  const visibilityMs = duration('options.visibilityMs', o.visibilityMs, 30_000, true);
+  const concurrency = o.concurrency ?? 1;
+  checkInteger('options.concurrency', concurrency, 1, MAX_CONCURRENCY);
+  const minPriority = o.minPriority ?? 0;
+  checkInteger('options.minPriority', minPriority, 0, 4);
+  const signal = o.signal;
+  if (signal !== undefined && (typeof signal !== 'object' || signal === null || typeof signal.addEventListener !== 'function' || typeof signal.removeEventListener !== 'function' || typeof signal.aborted !== 'boolean')) {
+    throw new TypeError('options.signal must be an AbortSignal');
+  }
+  const graceMs = o.graceMs ?? 10_000;
+  checkGrace('options.graceMs', graceMs);
+  const backoff = resolveBackoff(o.backoff);
+  if (o.onError !== undefined) checkFunction('options.onError', o.onError);
+  const idleMinMs = duration('options.idleMinMs', o.idleMinMs, 50, true);
+  const idleMaxMs = duration('options.idleMaxMs', o.idleMaxMs, Math.max(1000, idleMinMs), true);
+  if (idleMaxMs < idleMinMs) throw new RangeError(`options.idleMaxMs must be ≥ options.idleMinMs (${idleMinMs}), got ${idleMaxMs}`);
+  if (o.clock !== undefined) checkFunction('options.clock', o.clock);
+  if (o.scheduler !== undefined) {
+    checkObject('options.scheduler', o.scheduler);
+    checkFunction('options.scheduler.setTimeout', o.scheduler.setTimeout);
+    checkFunction('options.scheduler.clearTimeout', o.scheduler.clearTimeout);
+  }
+  if (o.random !== undefined) checkFunction('options.random', o.random);
+  return {
+    transport,
+    handler,
+    workerId: o.workerId ?? `consume-${hostNewId()}`,
+    visibilityMs,
+    concurrency,
+    minPriority,
+    signal,
+    graceMs,
+    backoff,
+    onError: guarded((o.onError as ConsumeConfig<E>['onError'] | undefined) ?? defaultOnError),
+    idleMinMs,
+    idleMaxMs,
+    clock: o.clock ?? Date.now,
+    scheduler: o.scheduler ?? hostScheduler(),
+    random: o.random ?? Math.random,
+  };
+}
+
+/** The retry delay after failed delivery `attempt`: see {@link BackoffOptions}. */
+export function retryDelay(backoff: Backoff, attempt: number, random: () => number): number {
+  const grown = backoff.baseMs * backoff.factor ** Math.max(0, attempt - 1);
+  // baseMs 0 × a factor grown to Infinity is NaN: no delay, as baseMs 0 says.
+  const full = Number.isNaN(grown) ? 0 : Math.min(backoff.maxMs, grown);
+  if (backoff.jitter === 0) return full;
+  const r = random();
+  // A bad random source must not make the delay negative, NaN or longer than the cap.
+  const share = Number.isFinite(r) ? Math.min(1, Math.max(0, r)) : 0;
+  return Math.round(full * (1 - backoff.jitter) + full * backoff.jitter * share);
+}

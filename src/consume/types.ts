@@ -1,0 +1,121 @@
+/**
+ * The public types of `consume()`: the handler, its options and the handle it returns.
+ *
+ * Terminology
+ * - **slot**: room for one lease. `concurrency` slots, so up to that many messages (of as many
+ *   different groups: a transport leases one message per group at a time) are handled at once.
+ * - **idle**: every claim found nothing deliverable. The consumer then waits for a change
+ *   notice, the next time it knows a lease or park runs out, or its poll back-off.
+ */
+import type { Clock } from '../clock.js';
+import type { AbortSignalLike, Scheduler } from '../runtime/types.js';
+import type { Lease } from '../transport/contract.js';
+
+/**
+ * The host's `AbortSignal` where its types declare one (DOM, Node, workers), so a handler can
+ * pass it straight to `fetch`; the structural subset otherwise (the core compiles without them).
+ */
+export type ConsumeSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } } ? S : AbortSignalLike & { readonly reason?: unknown };
+
+/** What a handler receives besides the event and its lease. */
+export interface HandlerContext {
+  /**
+   * Aborts when the handler should give up: the lease was lost (another worker took the message
+   * over; `reason` is the `LeaseLostError`), or `stop()` ran out of grace (`reason` is an
+   * `AbortError`). Whatever the handler does afterwards, the message is not acked by it.
+   */
+  signal: ConsumeSignal;
+}
+
+/**
+ * Handles one message. Resolving acks it (deleted for good); throwing (or rejecting) nacks it
+ * with the back-off delay, and the transport's `maxAttempts` dead-letters it in the end.
+ */
+export type ConsumeHandler<E = unknown> = (event: E, lease: Lease<E>, context: HandlerContext) => unknown;
+
+/**
+ * The retry delay after a failed delivery `attempt` (1 for the first):
+ * `min(maxMs, baseMs × factor^(attempt − 1))`, of which the share `jitter` is drawn at random.
+ */
+export interface BackoffOptions {
+  /** First delay, ms (finite, ≥ 0). Default 1000. */
+  baseMs?: number;
+  /** Longest delay, ms (finite, ≥ baseMs). Default 60 000 (or baseMs, if larger). */
+  maxMs?: number;
+  /** Growth per attempt (finite, ≥ 1). Default 2. */
+  factor?: number;
+  /** 0–1: this share of each delay is random (0: exact; 1: anywhere from 0 to the delay). Default 0. */
+  jitter?: number;
+}
+
+/** Where an error reported to `onError` came from. */
+export type ConsumePhase = 'handler' | 'claim' | 'ack' | 'nack' | 'extend' | 'stats';
+
+/** What `onError` learns besides the error. */
+export interface ConsumeErrorInfo<E = unknown> {
+  phase: ConsumePhase;
+  /** The lease concerned (absent for `claim` and `stats`). */
+  lease?: Lease<E>;
+}
+
+/** Options of {@link consume}. Durations are milliseconds. */
+export interface ConsumeOptions<E = unknown> {
+  /** Names this consumer in leases (non-empty). Default: `consume-` and a random id. */
+  workerId?: string;
+  /** How long a claim holds a message before another worker may take it over (> 0). Default 30 000. Renewed every `visibilityMs / 2` while the handler runs. */
+  visibilityMs?: number;
+  /** Messages handled at once, each of a different group (integer 1–1000). Default 1. */
+  concurrency?: number;
+  /** Claim only groups of at least this priority (integer 0–4). Default 0. */
+  minPriority?: number;
+  /** Aborting it stops the consumer as `stop()` does, with `graceMs`. */
+  signal?: AbortSignalLike;
+  /** How long `stop()` (and `signal`) let running handlers finish (≥ 0; `Infinity` waits for them). Default 10 000. */
+  graceMs?: number;
+  /** Retry delays after a handler fails. */
+  backoff?: BackoffOptions;
+  /**
+   * Receives every error the consumer survives: handler failures (the message is nacked), and
+   * transport failures (claims are retried after the idle back-off; a message whose ack or nack
+   * failed is delivered again when its lease runs out). Default: `console.error`, if any.
+   * A `LeaseLostError` is reported too (phase `extend` or `ack`): the message moved on without us.
+   */
+  onError?: (error: unknown, info: ConsumeErrorInfo<E>) => void;
+  /** Shortest and longest idle poll (> 0): from `idleMinMs`, doubling up to `idleMaxMs`. Defaults 50 and 1000. */
+  idleMinMs?: number;
+  idleMaxMs?: number;
+  /** The clock the transport measures leases with. Default `Date.now`. */
+  clock?: Clock;
+  /** Timers for renewal, idle waits and the stop grace. Default: `globalThis.setTimeout`. */
+  scheduler?: Scheduler;
+  /** Random numbers in [0, 1) for the back-off jitter. Default `Math.random`. */
+  random?: () => number;
+}
+
+/** The running consumer that {@link consume} returns. */
+export interface Consumer {
+  /** The worker id in its leases. */
+  readonly workerId: string;
+  /**
+   * Stops claiming, lets running handlers finish for `graceMs` (default: the `graceMs` option;
+   * those that finish are acked or nacked as usual), then aborts the rest and nacks what is
+   * still held (delay 0, so nothing waits out a lease). Resolves when all of that is settled.
+   * Calling it again returns the same promise; a shorter `graceMs` shortens the grace.
+   * @throws RangeError / TypeError for a bad `graceMs`.
+   */
+  stop(options?: { graceMs?: number }): Promise<void>;
+  /** Resolves when the consumer has stopped and everything it held is settled. Never rejects. */
+  readonly done: Promise<void>;
+  /** Leases held right now (handlers running or being acked). */
+  readonly active: number;
+  /** Messages whose handler resolved and whose ack landed. */
+  readonly handled: number;
+  /** Handler failures (each nacked with the back-off delay). */
+  readonly failed: number;
+  /** Leases lost (to a renewal or an ack that found the message taken over): the work was dropped. */
+  readonly lost: number;
+  /** Leases given back by `stop()` after the grace ran out. */
+  readonly released: number;
+  /** Whether `stop()` (or the signal) was called. */
+  readonly stopping: boolean;
+}

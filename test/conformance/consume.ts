@@ -1,0 +1,360 @@
+/**
+ * consume() on one transport backend: delivery and acks, concurrency across groups, retries
+ * with back-off and dead letters, lease renewal and loss, stop(), and idle waiting. Driven by a
+ * manual clock and scheduler: time moves only when a test says so, and nothing sleeps. Called
+ * once per backend (test/consume.test.ts); another backend runs it by passing its own factory.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { consume } from '../../src/consume/consume.js';
+import type { ConsumeHandler, ConsumeOptions, Consumer, HandlerContext } from '../../src/consume/types.js';
+import { LeaseLostError } from '../../src/errors.js';
+import { isChangeNotifier, type Lease, type Transport } from '../../src/transport/contract.js';
+import { flush, ManualScheduler } from '../support/runtime-scheduler.js';
+import type { TransportFactory, TransportHarness } from './transport.js';
+
+/** Lets in-flight work settle, turn by turn, until `ready()` holds (or fails the test). */
+export async function until(ready: () => boolean | Promise<boolean>, what = 'the condition', turns = 500): Promise<void> {
+  for (let i = 0; i < turns; i++) {
+    if (await ready()) return;
+    await flush();
+  }
+  throw new Error(`${what} did not happen within ${turns} turns`);
+}
+
+/** A promise the test settles by hand. */
+export function deferred(): { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+
+/**
+ * The transport seen through a counter of calls (and their arguments); `hide` removes methods,
+ * e.g. `onChange` to act as a transport without change notices.
+ */
+export function spy<E>(transport: Transport<E>, hide: string[] = []): { transport: Transport<E>; calls: Map<string, unknown[][]>; count(method: string): number } {
+  const calls = new Map<string, unknown[][]>();
+  const proxy = new Proxy(transport, {
+    get(target, property, receiver) {
+      if (typeof property === 'string' && hide.includes(property)) return undefined;
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const list = calls.get(String(property)) ?? [];
+        list.push(args);
+        calls.set(String(property), list);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { transport: proxy, calls, count: (method) => calls.get(method)?.length ?? 0 };
+}
+
+/** Claim-like calls: each may lease messages. */
+export const claimCalls = (s: ReturnType<typeof spy>): number => s.count('claim') + s.count('claimMany') + s.count('ackAndClaim');
+
+export function describeConsume(name: string, make: TransportFactory): void {
+  describe(`consume() on ${name}`, () => {
+    let h: TransportHarness;
+    let t: Transport<any>;
+    let scheduler: ManualScheduler;
+    let consumers: Consumer[];
+    let errors: { error: unknown; phase: string }[];
+
+    const open = async (transportOptions = {}) => {
+      h = await make(transportOptions);
+      t = h.transport;
+      scheduler = new ManualScheduler(h.clock);
+    };
+    beforeEach(async () => {
+      consumers = [];
+      errors = [];
+      await open();
+    });
+    afterEach(async () => {
+      for (const c of consumers) await c.stop({ graceMs: 0 });
+      await h.dispose();
+    });
+
+    const start = <E>(handler: ConsumeHandler<E>, options: ConsumeOptions<E> = {}, transport: Transport<E> = t): Consumer => {
+      const consumer = consume(transport, handler, {
+        workerId: 'c',
+        visibilityMs: 1000,
+        clock: () => h.clock.now(),
+        scheduler,
+        onError: (error, info) => void errors.push({ error, phase: info.phase }),
+        ...options,
+      });
+      consumers.push(consumer);
+      return consumer;
+    };
+    const states = async () => (await t.inspect()).groups.flatMap((g) => g.messages.map((m) => m.state));
+
+    it('handles every message, oldest first in each group, and acks it', async () => {
+      for (const [g, n] of [['a', 1], ['b', 1], ['a', 2], ['a', 3], ['b', 2]] as const) await t.publish(g, { n });
+      const seen: string[] = [];
+      const consumer = start<{ n: number }>((event, lease) => void seen.push(`${lease.groupId}${event.n}`));
+      await until(() => consumer.handled === 5, 'five acks');
+      expect(seen.filter((s) => s.startsWith('a'))).toEqual(['a1', 'a2', 'a3']);
+      expect(seen.filter((s) => s.startsWith('b'))).toEqual(['b1', 'b2']);
+      expect((await t.inspect()).groups).toEqual([]);
+      expect({ failed: consumer.failed, lost: consumer.lost, active: consumer.active }).toEqual({ failed: 0, lost: 0, active: 0 });
+      expect(errors).toEqual([]);
+    });
+
+    it('holds up to `concurrency` groups at once and never two messages of one group', async () => {
+      for (let n = 0; n < 3; n++) for (const g of ['a', 'b', 'c', 'd', 'e', 'f']) await t.publish(g, { n });
+      const running = new Map<string, () => void>();
+      let most = 0;
+      const overlaps: string[] = [];
+      const consumer = start(async (_event, lease) => {
+        if (running.has(lease.groupId)) overlaps.push(lease.groupId);
+        const gate = deferred();
+        running.set(lease.groupId, gate.resolve);
+        most = Math.max(most, running.size);
+        await gate.promise;
+        running.delete(lease.groupId);
+      }, { concurrency: 4 });
+      await until(() => running.size === 4, 'four handlers running');
+      const leased = (await t.inspect()).groups.filter((g) => g.messages[0]!.state === 'leased');
+      expect(leased).toHaveLength(4);
+      expect(consumer.active).toBe(4);
+      while (consumer.handled < 18) {
+        await until(() => running.size > 0, 'a handler running');
+        running.values().next().value!();
+        await flush();
+        expect(running.size).toBeLessThanOrEqual(4);
+      }
+      expect(most).toBe(4);
+      expect(overlaps).toEqual([]);
+      expect((await t.inspect()).groups).toEqual([]);
+    });
+
+    it('retries a failing handler after the back-off delays and dead-letters it at maxAttempts', async () => {
+      await h.dispose();
+      await open({ maxAttempts: 4 });
+      const seq = await t.publish('g', { poison: true });
+      const attempts: number[] = [];
+      const consumer = start(
+        (_event, lease) => {
+          attempts.push(lease.attempt);
+          throw new Error(`boom ${lease.attempt}`);
+        },
+        // Polls far apart, so only the park's end can wake the consumer in time.
+        { backoff: { baseMs: 100, factor: 3, maxMs: 500 }, idleMinMs: 60_000, idleMaxMs: 60_000 },
+      );
+      for (const [attempt, delay] of [[1, 100], [2, 300], [3, 500], [4, 500]] as const) {
+        await until(() => consumer.failed === attempt, `failure ${attempt}`);
+        const parked = (await t.inspect()).groups[0]!.messages[0]!;
+        expect(parked).toMatchObject({ seq, state: 'parked', attempt, expiresAt: h.clock.now() + delay });
+        await scheduler.advance(delay); // the park holds through its last millisecond
+        expect(attempts).toHaveLength(attempt);
+        await scheduler.advance(1);
+      }
+      await until(async () => (await t.deadLetters()).length === 1, 'the dead letter');
+      expect(await t.deadLetters()).toMatchObject([{ seq, attempt: 4 }]);
+      expect(attempts).toEqual([1, 2, 3, 4]);
+      expect(errors.map((e) => [e.phase, (e.error as Error).message])).toEqual([1, 2, 3, 4].map((n) => ['handler', `boom ${n}`]));
+      expect((await t.inspect()).groups).toEqual([]);
+    });
+
+    it('keeps the lease of a handler that runs far longer than the visibility', async () => {
+      await t.publish('g', { slow: true });
+      const gate = deferred();
+      const consumer = start(() => gate.promise, { visibilityMs: 1000 });
+      await until(() => consumer.active === 1, 'the claim');
+      for (let i = 0; i < 25; i++) await scheduler.advance(400);
+      const [message] = (await t.inspect()).groups[0]!.messages;
+      expect(message).toMatchObject({ state: 'leased', holder: 'c', attempt: 1 });
+      expect(message!.expiresAt).toBeGreaterThan(h.clock.now());
+      expect(await t.claim('other', 1000)).toBeNull();
+      gate.resolve();
+      await until(() => consumer.handled === 1, 'the ack');
+      expect((await t.inspect()).groups).toEqual([]);
+      expect(errors).toEqual([]);
+    });
+
+    it("aborts the handler's signal when its lease is lost, and does not ack", async () => {
+      await t.publish('g', { n: 1 });
+      const gate = deferred();
+      let context: HandlerContext | undefined;
+      const consumer = start((_event, _lease, ctx) => {
+        context = ctx;
+        return gate.promise;
+      });
+      await until(() => context !== undefined, 'the handler');
+      expect(context!.signal.aborted).toBe(false);
+      h.clock.advance(1001); // past the lease, before the renewal gets to run
+      const other = (await t.claim('other', 1000))!;
+      expect(other.attempt).toBe(2);
+      await scheduler.advance(0); // the overdue renewal runs and finds the lease gone
+      await until(() => context!.signal.aborted, 'the abort');
+      expect(context!.signal.reason).toBeInstanceOf(LeaseLostError);
+      gate.resolve();
+      await until(() => consumer.lost === 1, 'the loss counted');
+      expect(consumer.handled).toBe(0);
+      expect(consumer.active).toBe(0);
+      expect(errors.map((e) => e.phase)).toEqual(['extend']);
+      await t.ack(other); // the new holder's lease is intact
+    });
+
+    it('stop() lets handlers finish within the grace, then releases the rest: nothing leased, nothing lost', async () => {
+      for (const g of ['a', 'b', 'c']) for (let n = 0; n < 2; n++) await t.publish(g, { n });
+      const gates = new Map<string, ReturnType<typeof deferred>>();
+      const signals = new Map<string, HandlerContext['signal']>();
+      const s = spy(t);
+      const consumer = start(
+        (_event, lease, { signal }) => {
+          const gate = deferred();
+          gates.set(lease.groupId, gate);
+          signals.set(lease.groupId, signal);
+          return gate.promise;
+        },
+        { concurrency: 3 },
+        s.transport,
+      );
+      await until(() => gates.size === 3, 'three handlers');
+      const claims = claimCalls(s);
+      const stopped = consumer.stop({ graceMs: 1000 });
+      let settled = false;
+      void stopped.then(() => (settled = true));
+      gates.get('a')!.resolve(); // finishes within the grace: acked as usual
+      await until(() => consumer.handled === 1, 'the ack within the grace');
+      await scheduler.advance(999);
+      expect(settled).toBe(false);
+      expect(signals.get('b')!.aborted).toBe(false);
+      await scheduler.advance(1);
+      await until(() => settled, 'stop() to resolve');
+      expect(signals.get('b')!.aborted && signals.get('c')!.aborted).toBe(true);
+      expect(signals.get('a')!.aborted).toBe(false);
+      expect({ handled: consumer.handled, released: consumer.released, active: consumer.active }).toEqual({ handled: 1, released: 2, active: 0 });
+      expect(claimCalls(s)).toBe(claims); // no claim after stop()
+      const snapshot = await t.inspect();
+      const left = snapshot.groups.flatMap((g) => g.messages);
+      expect(left).toHaveLength(5);
+      expect(left.every((m) => m.state === 'ready')).toBe(true);
+      gates.get('b')!.resolve(); // a released handler finishing late changes nothing
+      await flush();
+      expect(await t.inspect()).toEqual({ ...snapshot, now: h.clock.now() });
+      await consumer.done;
+    });
+
+    it('stops on its signal, and stop() when idle settles at once', async () => {
+      const controller = new AbortController();
+      const s = spy(t);
+      const consumer = start(() => {}, { signal: controller.signal }, s.transport);
+      await until(() => claimCalls(s) === 1, 'the first claim');
+      controller.abort();
+      await consumer.done;
+      expect(consumer.stopping).toBe(true);
+      await t.publish('g', { late: true });
+      await scheduler.advance(10_000);
+      expect(claimCalls(s)).toBe(1);
+      expect(await states()).toEqual(['ready']);
+      await consumer.stop(); // again: the same, settled
+    });
+
+    it('does not poll while idle when the transport sends change notices, and wakes on one', async () => {
+      if (!isChangeNotifier(t)) return;
+      const s = spy(t);
+      const consumer = start(() => {}, { idleMinMs: 60_000, idleMaxMs: 60_000 }, s.transport);
+      await until(() => claimCalls(s) === 1, 'the first claim');
+      for (let i = 0; i < 20; i++) await flush();
+      expect(claimCalls(s)).toBe(1);
+      await t.publish('g', { n: 1 });
+      await until(() => consumer.handled === 1, 'the handled message'); // the scheduler never moved
+      // The claim that took it, the ackAndClaim that found nothing, and at most one more for a
+      // notice that arrived while that call ran (its own ack's, or another's: it cannot tell).
+      const claims = claimCalls(s);
+      expect(claims).toBeLessThanOrEqual(4);
+      for (let i = 0; i < 20; i++) await flush();
+      expect(claimCalls(s)).toBe(claims);
+    });
+
+    it('polls with back-off, from idleMinMs doubling to idleMaxMs, where there are no change notices', async () => {
+      const s = spy(t, ['onChange']);
+      const consumer = start(() => {}, { idleMinMs: 100, idleMaxMs: 400 }, s.transport);
+      await until(() => claimCalls(s) === 1, 'the first claim');
+      const claimsAfter = async (ms: number) => {
+        await scheduler.advance(ms - 1);
+        const before = claimCalls(s);
+        await scheduler.advance(1);
+        return [before, claimCalls(s)];
+      };
+      expect(await claimsAfter(100)).toEqual([1, 2]);
+      expect(await claimsAfter(200)).toEqual([2, 3]);
+      expect(await claimsAfter(400)).toEqual([3, 4]);
+      expect(await claimsAfter(400)).toEqual([4, 5]);
+      await t.publish('g', { n: 1 });
+      await scheduler.advance(400);
+      await until(() => consumer.handled === 1, 'the handled message');
+    });
+
+    it('wakes when a lease another worker holds runs out, without waiting for its poll', async () => {
+      await t.publish('g', { n: 1 });
+      const crashed = (await t.claim('crashed', 5000))!;
+      const seen: Lease[] = [];
+      const consumer = start((_event, lease) => void seen.push(lease), { idleMinMs: 60_000, idleMaxMs: 60_000 });
+      await scheduler.advance(5000); // the lease holds through expiresAt
+      expect(seen).toEqual([]);
+      await scheduler.advance(1);
+      await until(() => consumer.handled === 1, 'the redelivery');
+      expect(seen[0]).toMatchObject({ seq: crashed.seq, attempt: 2, workerId: 'c' });
+    });
+
+    it('reports a failed claim to onError and carries on after the idle back-off', async () => {
+      let failNext = true;
+      const flaky = new Proxy(t, {
+        get(target, property) {
+          const value = Reflect.get(target, property) as unknown;
+          if (property === 'claim' || property === 'claimMany') {
+            return (...args: unknown[]) => {
+              if (failNext) {
+                failNext = false;
+                return Promise.reject(new Error('disk hiccup'));
+              }
+              return (value as (...a: unknown[]) => unknown).apply(target, args);
+            };
+          }
+          return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+        },
+      });
+      await t.publish('g', { n: 1 });
+      const consumer = start(() => {}, { idleMinMs: 100 }, flaky);
+      await until(() => errors.length === 1, 'the reported failure');
+      expect(errors[0]).toMatchObject({ phase: 'claim', error: { message: 'disk hiccup' } });
+      expect(consumer.handled).toBe(0);
+      await scheduler.advance(100);
+      await until(() => consumer.handled === 1, 'the message, on the next try');
+    });
+
+    it('takes the next message with the ack (ackAndClaim), and claims for all free slots in one call', async () => {
+      for (let n = 0; n < 4; n++) await t.publish('g', { n });
+      const s = spy(t);
+      const one = start(() => {}, {}, s.transport);
+      await until(() => one.handled === 4, 'four acks');
+      expect(s.count('ackAndClaim')).toBe(4);
+      expect(s.count('ack')).toBe(0);
+      await one.stop();
+
+      for (const g of ['a', 'b', 'c']) await t.publish(g, { g });
+      const many = spy(t);
+      const wide = start(() => new Promise<void>(() => {}), { concurrency: 8, workerId: 'wide' }, many.transport);
+      await until(() => wide.active === 3, 'three leases');
+      if (typeof (t as { claimMany?: unknown }).claimMany === 'function') {
+        expect(many.calls.get('claimMany')![0]).toEqual(['wide', 1000, { max: 8, minPriority: 0 }]);
+        expect(many.count('claim')).toBe(0);
+      }
+    });
+
+    it('stops when its transport is closed under it', async () => {
+      const consumer = start(() => {}, { idleMinMs: 100 });
+      await flush();
+      await t.close();
+      await scheduler.advance(100);
+      await consumer.done;
+      expect(errors.map((e) => e.phase)).toContain('claim');
+    });
+  });
+}

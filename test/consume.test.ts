@@ -1,0 +1,110 @@
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { ManualClock } from '../src/clock.js';
+import { consume } from '../src/consume/consume.js';
+import { retryDelay } from '../src/consume/options.js';
+import type { ConsumeOptions, HandlerContext } from '../src/consume/types.js';
+import { InMemoryTransport } from '../src/transport/memory.js';
+import { describeConsume, until } from './conformance/consume.js';
+import { transportBackends } from './support/backends.js';
+import { ManualScheduler } from './support/runtime-scheduler.js';
+
+for (const backend of transportBackends) describeConsume(backend.name, backend.make);
+
+describe('consume() options', () => {
+  const clock = new ManualClock();
+  const transport = new InMemoryTransport({ clock: clock.now });
+  const valid = (): ConsumeOptions => ({ clock: clock.now, scheduler: new ManualScheduler(clock) });
+
+  it.each([
+    ['options', null, TypeError],
+    ['options.workerId', { workerId: '' }, RangeError],
+    ['options.workerId', { workerId: 3 }, TypeError],
+    ['options.visibilityMs', { visibilityMs: 0 }, RangeError],
+    ['options.visibilityMs', { visibilityMs: '5' }, TypeError],
+    ['options.concurrency', { concurrency: 0 }, RangeError],
+    ['options.concurrency', { concurrency: 1001 }, RangeError],
+    ['options.concurrency', { concurrency: 2.5 }, RangeError],
+    ['options.minPriority', { minPriority: 5 }, RangeError],
+    ['options.signal', { signal: {} }, TypeError],
+    ['options.graceMs', { graceMs: -1 }, RangeError],
+    ['options.graceMs', { graceMs: Number.NaN }, RangeError],
+    ['options.backoff', { backoff: 7 }, TypeError],
+    ['options.backoff.baseMs', { backoff: { baseMs: -1 } }, RangeError],
+    ['options.backoff.maxMs', { backoff: { baseMs: 500, maxMs: 100 } }, RangeError],
+    ['options.backoff.factor', { backoff: { factor: 0.5 } }, RangeError],
+    ['options.backoff.factor', { backoff: { factor: Infinity } }, RangeError],
+    ['options.backoff.jitter', { backoff: { jitter: 1.5 } }, RangeError],
+    ['options.backoff.jitter', { backoff: { jitter: '0' } }, TypeError],
+    ['options.onError', { onError: 'log' }, TypeError],
+    ['options.idleMinMs', { idleMinMs: 0 }, RangeError],
+    ['options.idleMaxMs', { idleMinMs: 100, idleMaxMs: 10 }, RangeError],
+    ['options.clock', { clock: 5 }, TypeError],
+    ['options.scheduler.clearTimeout', { scheduler: { setTimeout() {} } }, TypeError],
+    ['options.random', { random: 0.5 }, TypeError],
+  ])('rejects a bad %s before it claims anything', (name, patch, kind) => {
+    const options = patch === null ? null : { ...valid(), ...patch };
+    const claims: unknown[] = [];
+    const spied = new Proxy(transport, { get: (target, p) => (p === 'claim' ? (...a: unknown[]) => void claims.push(a) : (Reflect.get(target, p) as () => unknown).bind(target)) });
+    expect(() => consume(spied, () => {}, options as never)).toThrow(kind);
+    expect(() => consume(spied, () => {}, options as never)).toThrow(name);
+    expect(claims).toEqual([]);
+  });
+
+  it('rejects a transport or handler that is not one', () => {
+    expect(() => consume({ claim() {} } as never, () => {})).toThrow(/transport must implement ack\(\)/);
+    expect(() => consume(null as never, () => {})).toThrow(TypeError);
+    expect(() => consume(transport, 'handler' as never)).toThrow(/handler must be a function/);
+  });
+
+  it('rejects a bad graceMs in stop()', async () => {
+    const consumer = consume(transport, () => {}, valid());
+    expect(() => consumer.stop({ graceMs: -5 })).toThrow(RangeError);
+    expect(() => consumer.stop(3 as never)).toThrow(TypeError);
+    await consumer.stop({ graceMs: 0 });
+  });
+
+  it('gives the handler a real AbortSignal, typed as the host declares it', async () => {
+    let context: HandlerContext | undefined;
+    await transport.publish('g', 1);
+    const consumer = consume(transport, (_e, _l, c) => void (context = c), valid());
+    await until(() => context !== undefined);
+    expect(context!.signal).toBeInstanceOf(AbortSignal);
+    expectTypeOf(context!.signal).toEqualTypeOf<AbortSignal>();
+    await consumer.stop();
+  });
+});
+
+describe('the retry back-off', () => {
+  const backoff = { baseMs: 1000, maxMs: 60_000, factor: 2, jitter: 0 };
+
+  it('waits min(maxMs, baseMs × factor^(attempt − 1)) after delivery attempt', () => {
+    expect([1, 2, 3, 4, 6, 7, 8, 100, 5000].map((a) => retryDelay(backoff, a, Math.random))).toEqual([1000, 2000, 4000, 8000, 32_000, 60_000, 60_000, 60_000, 60_000]);
+    expect(retryDelay({ ...backoff, factor: 1 }, 9, Math.random)).toBe(1000);
+    expect(retryDelay({ ...backoff, baseMs: 0 }, 5000, Math.random)).toBe(0);
+  });
+
+  it('draws the jitter share at random: full delay at 1, (1 − jitter) × delay at 0', () => {
+    const jittery = { ...backoff, jitter: 0.4 };
+    expect(retryDelay(jittery, 2, () => 0)).toBe(1200);
+    expect(retryDelay(jittery, 2, () => 0.5)).toBe(1600);
+    expect(retryDelay(jittery, 2, () => 0.999999)).toBe(2000);
+    expect(retryDelay({ ...backoff, jitter: 1 }, 3, () => 0)).toBe(0);
+    expect(retryDelay(jittery, 2, () => Number.NaN)).toBe(1200); // a broken source cannot break the delay
+  });
+
+  it('parks a failed message for the jittered delay', async () => {
+    const clock = new ManualClock(1000);
+    const t = new InMemoryTransport({ clock: clock.now });
+    await t.publish('g', 1);
+    const consumer = consume(t, () => Promise.reject(new Error('no')), {
+      clock: clock.now,
+      scheduler: new ManualScheduler(clock),
+      backoff: { baseMs: 400, jitter: 0.5 },
+      random: () => 0.5,
+      onError: () => {},
+    });
+    await until(() => consumer.failed === 1);
+    expect((await t.inspect()).groups[0]!.messages[0]).toMatchObject({ state: 'parked', expiresAt: 1000 + 300 });
+    await consumer.stop();
+  });
+});
