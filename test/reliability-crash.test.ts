@@ -5,19 +5,21 @@
  * half-written: the execution's version, its outbox and its trace agree with each other.
  * SOAK=1 kills it many more times.
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { openBetterSqliteDatabase } from '../src/sqlite/better.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import { SqliteTransport } from '../src/transport/sqlite.js';
 import { scratchDir } from './support/backends.js';
+import { runChild } from './support/child.js';
 import { seeded } from './support/torture.js';
 
 const KILLS = process.env.SOAK === '1' ? 500 : 60;
-/** About 0.3 s a kill here; the soak needs far longer than the default test timeout. */
-const TIMEOUT = KILLS * 2_000;
+/**
+ * About 0.3 s a kill on an idle machine, 2 s at a load average of 15 (the child starts through
+ * tsx); the soak needs far longer than the default test timeout.
+ */
+const TIMEOUT = KILLS * 4_000;
 const child = new URL('./support/crash-child.ts', import.meta.url).pathname;
 
 interface Told {
@@ -28,31 +30,27 @@ interface Told {
   maybeAcked: Set<number>;
 }
 
-/** Runs the child until it has reported `lines` more calls (plus a random extra moment), then kills it. */
-function runAndKill(file: string, lines: number, extraMs: number, told: Told): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, file], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let seen = 0;
-    let stderr = '';
-    let claimed: number | undefined;
-    proc.stderr.on('data', (chunk) => (stderr += chunk));
-    createInterface({ input: proc.stdout }).on('line', (line) => {
-      const [kind, a, b] = line.split(' ');
-      if (kind === 'P') told.published.set(Number(a), Number(b));
-      if (kind === 'C') told.committed = Math.max(told.committed, Number(a));
-      if (kind === 'L') claimed = Number(a);
-      if (kind === 'A') {
-        told.acked.add(Number(a));
-        claimed = undefined;
-      }
-      if (kind !== 'READY' && ++seen === lines) setTimeout(() => proc.kill('SIGKILL'), extraMs);
-    });
-    proc.on('exit', (code, signal) => {
-      if (claimed !== undefined) told.maybeAcked.add(claimed);
-      if (signal === 'SIGKILL') resolve();
-      else reject(new Error(`child exited with ${code}: ${stderr}`));
-    });
+/**
+ * Runs the child until it has reported `lines` more calls (plus a random extra moment), then
+ * kills it, and resolves once every report it wrote has been read (not merely on its exit).
+ */
+async function runAndKill(file: string, lines: number, extraMs: number, told: Told): Promise<void> {
+  let seen = 0;
+  let claimed: number | undefined;
+  const { proc, ended } = runChild(child, [file], (line) => {
+    const [kind, a, b] = line.split(' ');
+    if (kind === 'P') told.published.set(Number(a), Number(b));
+    if (kind === 'C') told.committed = Math.max(told.committed, Number(a));
+    if (kind === 'L') claimed = Number(a);
+    if (kind === 'A') {
+      told.acked.add(Number(a));
+      claimed = undefined;
+    }
+    if (kind !== 'READY' && ++seen === lines) setTimeout(() => proc.kill('SIGKILL'), extraMs);
   });
+  const { code, signal, stderr } = await ended;
+  if (claimed !== undefined) told.maybeAcked.add(claimed);
+  if (signal !== 'SIGKILL') throw new Error(`child exited with ${code}: ${stderr}`);
 }
 
 describe('crash at every point (better-sqlite3 file, SIGKILL)', () => {
