@@ -6,7 +6,7 @@
 import type { Clock } from '../clock.js';
 import { hostNewId, hostScheduler } from '../runtime/host.js';
 import type { AbortSignalLike, Scheduler } from '../runtime/types.js';
-import type { Transport } from '../transport/contract.js';
+import { isChangeNotifier, type Transport } from '../transport/contract.js';
 import { checkDuration, checkId, checkInteger, checkObject } from '../validate.js';
 import type { ConsumeErrorInfo, ConsumeHandler, ConsumeOptions } from './types.js';
 
@@ -120,7 +120,8 @@ export function resolveConsume<E>(transport: Transport<E>, handler: ConsumeHandl
   const backoff = resolveBackoff(o.backoff);
   if (o.onError !== undefined) checkFunction('options.onError', o.onError);
   const idleMinMs = duration('options.idleMinMs', o.idleMinMs, 50, true);
-  const idleMaxMs = duration('options.idleMaxMs', o.idleMaxMs, Math.max(1000, idleMinMs), true);
+  // With change notices a poll only backs them up (and stats() says when leases and parks end).
+  const idleMaxMs = duration('options.idleMaxMs', o.idleMaxMs, Math.max(isChangeNotifier(transport) ? 10_000 : 1000, idleMinMs), true);
   if (idleMaxMs < idleMinMs) throw new RangeError(`options.idleMaxMs must be ≥ options.idleMinMs (${idleMinMs}), got ${idleMaxMs}`);
   if (o.clock !== undefined) checkFunction('options.clock', o.clock);
   if (o.scheduler !== undefined) {

@@ -81,7 +81,10 @@ export interface ConsumeOptions<E = unknown> {
    * A `LeaseLostError` is reported too (phase `extend` or `ack`): the message moved on without us.
    */
   onError?: (error: unknown, info: ConsumeErrorInfo<E>) => void;
-  /** Shortest and longest idle poll (> 0): from `idleMinMs`, doubling up to `idleMaxMs`. Defaults 50 and 1000. */
+  /**
+   * Shortest and longest idle poll (> 0): from `idleMinMs`, doubling up to `idleMaxMs`. Defaults
+   * 50, and 10 000 on a transport with change notices (the poll only backs them up), else 1000.
+   */
   idleMinMs?: number;
   idleMaxMs?: number;
   /** The clock the transport measures leases with. Default `Date.now`. */
