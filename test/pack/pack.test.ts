@@ -102,14 +102,15 @@ describe('installed from the tarball, in Node', () => {
     expect(out['sqlite-wasm']!.message).toContain(`npm install @sqlite.org/sqlite-wasm@${SQLITE_WASM_VERSION}`);
   });
 
-  it('a CommonJS require() of any entry fails with the ESM-only message that says what to do', async () => {
+  it('a CommonJS require() of the library\'s entries fails with the ESM-only message that says what to do; leasehold/vite loads', async () => {
     const result = await node(app, ['commonjs.cjs']);
-    const out = lastJson(result.stdout) as Record<string, { code?: string; message?: string }>;
-    expect(Object.keys(out)).toHaveLength(5);
-    for (const [entry, outcome] of Object.entries(out)) {
+    const { 'leasehold/vite': vite, ...library } = lastJson(result.stdout) as Record<string, { code?: string; message?: string }>;
+    expect(Object.keys(library)).toHaveLength(4);
+    for (const [entry, outcome] of Object.entries(library)) {
       expect(outcome.code, entry).toBe('ERR_LEASEHOLD_ESM_ONLY');
       expect(outcome.message).toContain("await import('leasehold')");
     }
+    expect(vite).toEqual({ loaded: true, exports: ['leasehold'] });
   });
 });
 
@@ -134,6 +135,10 @@ describe('installed from the tarball, built with Vite and leasehold()', () => {
     const emitted = readdirSync(join(app, 'out/assets'));
     expect(emitted.some((f) => f.endsWith('.wasm'))).toBe(true);
     expect(emitted.filter((f) => /sqlite3-worker1|opfs-async-proxy/.test(f))).toEqual([]);
+    // The same plugin from a CommonJS config (a project that is not "type": "module").
+    const cjs = await node(app, ['node_modules/vite/bin/vite.js', 'build', '--config', 'vite.config.cjs', '--outDir', 'out-cjs']);
+    expect(cjs.code, cjs.stdout + cjs.stderr).toBe(0);
+    expect(readdirSync(join(app, 'out-cjs/assets')).filter((f) => /sqlite3-worker1|opfs-async-proxy/.test(f))).toEqual([]);
     // The second page load can only get the message back from the OPFS file.
     expect(await inChromium(join(app, 'out'), ['publish', 'claim'])).toEqual([
       { ok: true, step: 'publish', seq: 1 },

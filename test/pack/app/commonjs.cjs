@@ -2,8 +2,7 @@
 const results = {};
 for (const entry of ['leasehold', 'leasehold/browser', 'leasehold/sqlite-wasm', 'leasehold/better-sqlite3', 'leasehold/vite']) {
   try {
-    require(entry);
-    results[entry] = { loaded: true };
+    results[entry] = { loaded: true, exports: Object.keys(require(entry)) };
   } catch (error) {
     results[entry] = { code: error.code, message: error.message };
   }
