@@ -254,6 +254,12 @@ export class DemoWorker {
         if (this.lease?.seq === renewed.seq) this.lease = renewed;
         return renewed;
       },
+      // The runtime claims and acks one at a time; the batch and counting calls pass through.
+      publishMany: (items) => t.publishMany(items),
+      claimMany: (workerId, visibilityMs, options) => t.claimMany(workerId, visibilityMs, options),
+      ackMany: (leases) => t.ackMany(leases),
+      stats: () => t.stats(),
+      cancel: (seq) => t.cancel(seq),
       inspect: () => t.inspect(),
       deadLetters: () => t.deadLetters(),
       redrive: (seq) => t.redrive(seq),

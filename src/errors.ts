@@ -11,6 +11,7 @@ export type LeaseholdErrorCode =
   | 'LEASE_LOST'
   | 'STORE_CONFLICT'
   | 'NOT_FOUND'
+  | 'MESSAGE_LEASED'
   | 'CLOSED'
   | 'STORAGE_FULL'
   | 'STORAGE_CORRUPT'

@@ -12,7 +12,7 @@ import { h, icon, setAttr, setIcon, setText } from './dom.ts';
 /** Chips drawn per group; the rest is counted. Keeps the DOM bounded whatever the backlog. */
 const CHIPS_PER_GROUP = 6;
 
-const STATE_LABEL: Record<MessageSnapshot['state'], string> = { ready: 'ready', leased: 'leased', expired: 'lease ran out', parked: 'parked' };
+const STATE_LABEL: Record<MessageSnapshot['state'], string> = { ready: 'ready', leased: 'leased', expired: 'lease ran out', parked: 'parked', delayed: 'delayed' };
 
 interface Chip {
   el: HTMLLIElement;

@@ -4,10 +4,10 @@
  */
 import { ClosedError, StorageError } from '../errors.js';
 import type { Execution, ExecutionStore } from '../store/contract.js';
-import type { ChangeNotifier, PublishOptions, Transport } from '../transport/contract.js';
+import { type AckManyResult, type ChangeNotifier, DEFAULT_QUEUE, type Lease, type PublishOptions, type Transport } from '../transport/contract.js';
 import { checkChanges, checkExecution } from '../store/checks.js';
 import { encodeCommit, encodeStep } from '../store/encode.js';
-import { checkPublish } from '../transport/shared.js';
+import { checkPublish, checkPublishItems } from '../transport/shared.js';
 import { checkId, checkInteger, checkObject, toJson } from '../validate.js';
 import type { HostOptions, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
 import { type CallMessage, errorFromWire, type Target } from './wire.js';
@@ -44,8 +44,15 @@ export interface BrowserDatabaseOptions {
 /** An open browser database. */
 export interface BrowserDatabase {
   readonly name: string;
-  /** The queue, over the shared database. Also a {@link ChangeNotifier}: notices come from every tab. */
+  /** The default queue, over the shared database. Also a {@link ChangeNotifier}: notices come from every tab. */
   readonly transport: Transport & ChangeNotifier;
+  /**
+   * Another named queue in the same database: independent of the others (own groups, seqs,
+   * round-robin order, keys, dead letters, stats and change notices). `queue('default')` is
+   * {@link transport}'s queue. Created on its first call.
+   * @throws TypeError / RangeError if `name` is not a non-empty string.
+   */
+  queue(name: string): Transport & ChangeNotifier;
   /** The execution store, over the same database. */
   readonly store: ExecutionStore;
   /** Which tab owns the database file right now. */
@@ -92,7 +99,11 @@ export async function openBrowserDatabase(options: BrowserDatabaseOptions): Prom
   }
   return {
     name: options.name,
-    transport: transportProxy(connection),
+    transport: transportProxy(connection, DEFAULT_QUEUE),
+    queue: (name) => {
+      checkId('name', name);
+      return transportProxy(connection, name);
+    },
     store: storeProxy(connection),
     owner: () => connection.call('host', 'owner', []) as Promise<OwnerInfo>,
     onOwnerChange: (listener) => connection.ownerListeners.add(listener),
@@ -110,7 +121,8 @@ class Connection {
   #opened?: { resolve: () => void; reject: (error: unknown) => void };
   #closing?: () => void;
   #closed = false;
-  readonly changeListeners = new ListenerSet<[]>();
+  /** Change notice listeners, by queue. */
+  readonly changeListeners = new Map<string, ListenerSet<[]>>();
   readonly ownerListeners = new ListenerSet<[OwnerInfo]>();
 
   constructor(worker: Worker, clock: () => number) {
@@ -127,7 +139,13 @@ class Connection {
     });
   }
 
-  call(target: Target, method: string, args: unknown[]): Promise<unknown> {
+  onChange(queue: string, listener: () => void): () => void {
+    let listeners = this.changeListeners.get(queue);
+    if (!listeners) this.changeListeners.set(queue, (listeners = new ListenerSet<[]>()));
+    return listeners.add(listener);
+  }
+
+  call(target: Target, method: string, args: unknown[], queue?: string): Promise<unknown> {
     if (this.#closed) return Promise.reject(new ClosedError(target === 'store' ? 'store' : 'transport'));
     const id = `${this.#prefix}-${++this.#next}`;
     let now: number;
@@ -138,6 +156,7 @@ class Connection {
     }
     return new Promise((resolve, reject) => {
       const message: CallMessage = { kind: 'call', id, target, method, args, now };
+      if (queue !== undefined && queue !== DEFAULT_QUEUE) message.queue = queue;
       try {
         this.#worker.postMessage(message);
       } catch (error) {
@@ -185,7 +204,7 @@ class Connection {
         break;
       }
       case 'changed':
-        this.changeListeners.emit();
+        this.changeListeners.get(message.queue)?.emit();
         break;
       case 'owner':
         this.ownerListeners.emit(message.owner);
@@ -222,21 +241,27 @@ class ListenerSet<A extends unknown[]> {
   }
 }
 
-function transportProxy(connection: Connection): Transport & ChangeNotifier {
+function transportProxy(connection: Connection, queue: string): Transport & ChangeNotifier {
   let closed = false;
   const call = (method: string, args: unknown[]) =>
-    closed ? Promise.reject(new ClosedError('transport')) : connection.call('transport', method, args);
+    closed ? Promise.reject(new ClosedError('transport')) : connection.call('transport', method, args, queue);
+  // Each batch crosses to the worker as one message and runs there as one transaction.
   return {
     publish: (groupId, event, options) => call('publish', [groupId, event, options]) as Promise<number>,
+    publishMany: (items) => call('publishMany', [items]) as Promise<number[]>,
     claim: (workerId, visibilityMs, options) => call('claim', [workerId, visibilityMs, options]) as never,
+    claimMany: (workerId, visibilityMs, options) => call('claimMany', [workerId, visibilityMs, options]) as never,
     ack: (lease) => call('ack', [lease]) as Promise<void>,
+    ackMany: async (leases) => sameLeases(leases, (await call('ackMany', [leases])) as AckManyResult),
     ackAndClaim: (lease, workerId, visibilityMs, options) => call('ackAndClaim', [lease, workerId, visibilityMs, options]) as never,
     nack: (lease, delayMs) => call('nack', [lease, delayMs]) as Promise<void>,
     extend: (lease, visibilityMs) => call('extend', [lease, visibilityMs]) as never,
     inspect: () => call('inspect', []) as never,
     deadLetters: () => call('deadLetters', []) as never,
     redrive: (seq) => call('redrive', [seq]) as Promise<number>,
-    onChange: (listener) => connection.changeListeners.add(listener),
+    stats: () => call('stats', []) as never,
+    cancel: (seq) => call('cancel', [seq]) as Promise<boolean>,
+    onChange: (listener) => connection.onChange(queue, listener),
     close: async () => {
       closed = true;
     },
@@ -271,12 +296,34 @@ function storeProxy(connection: Connection): ExecutionStore {
   };
 }
 
+/**
+ * `ackMany` answers with the caller's own lease objects; the worker sent back copies. Both
+ * arrays are in input order and split it, so one pass puts the originals back.
+ */
+function sameLeases<E>(given: readonly Lease<E>[], answer: AckManyResult): AckManyResult<E> {
+  const result: AckManyResult<E> = { acked: [], lost: [] };
+  let next = 0;
+  for (const lease of given) {
+    const acked = answer.acked[next];
+    if (acked && acked.seq === lease.seq && acked.attempt === lease.attempt && acked.groupId === lease.groupId && acked.workerId === lease.workerId) {
+      result.acked.push(lease);
+      next++;
+    } else {
+      result.lost.push(lease);
+    }
+  }
+  return result;
+}
+
 /** The error the SQL backend gives for arguments that cannot even be cloned to reach it. */
 function explainUnsendable(target: Target, method: string, args: unknown[]): Error | undefined {
   try {
     if (target === 'transport' && method === 'publish') {
       checkPublish(args[0], args[2] as PublishOptions | undefined);
       toJson('event', args[1]);
+    }
+    if (target === 'transport' && method === 'publishMany') {
+      checkPublishItems(args[0]).forEach((item, i) => toJson(`items[${i}].event`, item.event));
     }
     if (target === 'store' && (method === 'commit' || method === 'save')) {
       checkExecution(args[0]);

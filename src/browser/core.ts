@@ -16,15 +16,17 @@ import type { SqlDatabase } from '../sqlite/driver.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { SqliteTransport } from '../transport/sqlite.js';
 import { CallQueues, type Queued, taskScheduler } from './batches.js';
+import { DEFAULT_QUEUE } from '../transport/contract.js';
+import { checkId } from '../validate.js';
 import type { CallMessage } from './wire.js';
 
 /** Calls that change data: journaled, so a retry is answered instead of applied again. */
 const CHANGING: Record<'transport' | 'store', ReadonlySet<string>> = {
-  transport: new Set(['publish', 'claim', 'ack', 'ackAndClaim', 'nack', 'extend', 'redrive']),
+  transport: new Set(['publish', 'publishMany', 'claim', 'claimMany', 'ack', 'ackMany', 'ackAndClaim', 'nack', 'extend', 'redrive', 'cancel']),
   store: new Set(['save', 'commit', 'ackOutbox', 'ackSpawn', 'deleteTimer', 'appendTrace', 'delete']),
 };
 const READING: Record<'transport' | 'store', ReadonlySet<string>> = {
-  transport: new Set(['inspect', 'deadLetters']),
+  transport: new Set(['inspect', 'deadLetters', 'stats']),
   store: new Set(['load', 'isProcessed', 'pendingOutbox', 'pendingSpawns', 'dueTimers', 'readTrace']),
 };
 
@@ -38,12 +40,18 @@ const MAX_BATCH = 64;
 export interface CoreOptions {
   maxAttempts?: number;
   traceMax?: number;
+  /** Called after a commit that may make work claimable in `queue`. */
+  onChange?: (queue: string) => void;
 }
 
 type Method = (...args: unknown[]) => Promise<unknown>;
 
 export class HostCore {
+  /** The default queue's transport. */
   readonly transport: SqliteTransport;
+  /** Every named queue opened so far; each is created on its first call. */
+  readonly #transports = new Map<string, SqliteTransport>();
+  readonly #openQueue: (queue: string) => SqliteTransport;
   readonly store: SqliteStore;
   readonly #db: SqlDatabase;
   /** The clock the backends read: the clock reading carried by the call being served. */
@@ -89,7 +97,14 @@ export class HostCore {
     };
     if (savepoint) journaled.savepoint = savepoint;
     const clock = () => this.#now;
-    this.transport = new SqliteTransport(journaled, { clock, ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }) });
+    this.#openQueue = (queue) => {
+      const transport = new SqliteTransport(journaled, { clock, queue, ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }) });
+      const onChange = options.onChange;
+      if (onChange) transport.onChange(() => onChange(queue));
+      this.#transports.set(queue, transport);
+      return transport;
+    };
+    this.transport = this.#openQueue(DEFAULT_QUEUE);
     this.store = new SqliteStore(journaled, options.traceMax === undefined ? {} : { traceMax: options.traceMax });
     this.#readJournal = db.prepare('SELECT result FROM lh_calls WHERE id = ?');
     this.#writeJournal = db.prepare('INSERT INTO lh_calls (id, result, at) VALUES (?, ?, ?)');
@@ -128,7 +143,7 @@ export class HostCore {
     this.#closed = true;
     this.#tasks.close();
     for (const item of this.#queues.drain()) item.reject(new ClosedError('database'));
-    await this.transport.close();
+    for (const transport of this.#transports.values()) await transport.close();
     await this.store.close();
     this.#db.close();
   }
@@ -140,6 +155,7 @@ export class HostCore {
     }
     if (!Array.isArray(call.args)) throw new TypeError('call arguments must be an array');
     if (typeof call.now !== 'number' || !Number.isFinite(call.now)) throw new TypeError('call.now must be a finite number');
+    if (call.queue !== undefined) checkId('call.queue', call.queue);
   }
 
   #schedule(): void {
@@ -186,7 +202,7 @@ export class HostCore {
 
   /** Runs one call; the backends do all their work synchronously inside it, before it returns. */
   #apply({ call, journaled }: Queued): Promise<unknown> {
-    const target = (call.target === 'transport' ? this.transport : this.store) as unknown as Record<string, Method>;
+    const target = (call.target === 'transport' ? this.#transportFor(call.queue) : this.store) as unknown as Record<string, Method>;
     this.#now = call.now;
     try {
       if (!CHANGING[call.target as 'transport' | 'store'].has(call.method)) return target[call.method]!(...call.args);
@@ -203,6 +219,11 @@ export class HostCore {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  #transportFor(queue: string | undefined): SqliteTransport {
+    if (queue === undefined) return this.transport;
+    return this.#transports.get(queue) ?? this.#openQueue(queue);
   }
 
   /** save and commit bump the version of the host's copy: the page needs the new version. */

@@ -90,10 +90,13 @@ export function startHost(scope: Scope): void {
   const becomeOwner = async () => {
     try {
       opened = await openHostDatabase(options!);
-      core = new HostCore(opened.db, { maxAttempts: options!.maxAttempts, traceMax: options!.traceMax });
-      core.transport.onChange(() => {
-        toPage({ kind: 'changed' });
-        channel?.postMessage({ kind: 'changed' } satisfies HostToHost);
+      core = new HostCore(opened.db, {
+        maxAttempts: options!.maxAttempts,
+        traceMax: options!.traceMax,
+        onChange: (queue) => {
+          toPage({ kind: 'changed', queue });
+          channel?.postMessage({ kind: 'changed', queue } satisfies HostToHost);
+        },
       });
     } catch (error) {
       ownerError = error;
@@ -142,7 +145,7 @@ export function startHost(scope: Scope): void {
         for (const { call } of forwarded.values()) channel!.postMessage({ kind: 'call', from: hostId, call } satisfies HostToHost);
         break;
       case 'changed':
-        toPage({ kind: 'changed' });
+        toPage({ kind: 'changed', queue: message.queue });
         break;
     }
   };

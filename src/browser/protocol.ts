@@ -26,7 +26,7 @@ export type HostToPage =
   | { kind: 'opened'; owner: OwnerInfo }
   | { kind: 'open-failed'; error: WireError }
   | AnswerMessage
-  | { kind: 'changed' }
+  | { kind: 'changed'; queue: string }
   | { kind: 'owner'; owner: OwnerInfo }
   | { kind: 'closed' };
 
@@ -36,4 +36,4 @@ export type HostToHost =
   | { kind: 'answer'; to: string; answer: AnswerMessage }
   | { kind: 'owner'; hostId: string }
   | { kind: 'who' }
-  | { kind: 'changed' };
+  | { kind: 'changed'; queue: string };

@@ -17,6 +17,8 @@ export interface CallMessage {
   target: Target;
   method: string;
   args: unknown[];
+  /** For the transport: the named queue (absent: the default queue). */
+  queue?: string;
   /** The caller's clock reading: every lease and park is measured on the page's clock. */
   now: number;
 }

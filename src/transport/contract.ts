@@ -20,6 +20,10 @@
  *   skips groups below it.
  * - **dead letter**: a message that was delivered `maxAttempts` times and is taken out of its
  *   group instead of being delivered again.
+ * - **delay**: a message published with `delayMs` is not deliverable until that time has passed
+ *   (the same inclusive rule as a park); as the head of its group it holds the group meanwhile.
+ * - **queue**: a name; the SQL backends keep several independent queues in one database, each
+ *   with its own groups, seqs, claim counter, keys and dead letters.
  *
  * Times are milliseconds read from the backend's injected clock (default `Date.now`).
  */
@@ -49,6 +53,20 @@ export interface PublishOptions {
    * leased or parked), publish returns that message's seq and inserts nothing.
    */
   key?: string;
+  /**
+   * Hold the message for this many milliseconds (finite, ≥ 0; default 0): it is not deliverable
+   * while `now <= publishedAt + delayMs`, exactly as a park of `delayMs` would hold it. FIFO still
+   * holds: a delayed head holds its group, and the messages behind it wait; a delayed message
+   * behind others, once it becomes the head, still waits out its own delay.
+   */
+  delayMs?: number;
+}
+
+/** One message of {@link Transport.publishMany}. */
+export interface PublishItem<E = unknown> {
+  groupId: string;
+  event: E;
+  options?: PublishOptions;
 }
 
 /** Options of {@link Transport.claim}. */
@@ -56,6 +74,48 @@ export interface ClaimOptions {
   /** Skip groups whose priority is below this (0–4, integer, default 0). */
   minPriority?: number;
 }
+
+/** Options of {@link Transport.claimMany}. */
+export interface ClaimManyOptions extends ClaimOptions {
+  /** At most this many leases (an integer, 1–{@link MAX_BATCH}). */
+  max: number;
+}
+
+/** The largest batch `claimMany` takes in one call. */
+export const MAX_BATCH = 1000;
+
+/** What {@link Transport.ackMany} did with each lease it was given (the same objects, in input order). */
+export interface AckManyResult<E = unknown> {
+  /** Acked: the messages are gone. */
+  acked: Lease<E>[];
+  /** No longer held (see {@link LeaseLostError}): nothing was done with them. */
+  lost: Lease<E>[];
+}
+
+/** Counts of {@link Transport.stats}, read at one instant without reading any event. */
+export interface TransportStats {
+  /** Messages queued: ready, leased, parked or delayed. Dead letters are not counted. */
+  queued: number;
+  /** Groups with at least one queued message. `ready + leased + waiting === groups`. */
+  groups: number;
+  /** Groups whose head a claim could take now (free, or its lease, park or delay ran out), at any priority. */
+  ready: number;
+  /** Groups whose head is under a live lease. */
+  leased: number;
+  /** Groups whose head is parked (nacked with a delay) or delayed (published with `delayMs`). */
+  waiting: number;
+  /** Dead letters. */
+  dead: number;
+  /**
+   * The earliest time a leased, parked or delayed head becomes claimable (its lease or hold end
+   * + 1, by the inclusive rule), or null when nothing is held. A consumer with nothing to do
+   * sleeps until then.
+   */
+  nextReadyAt: number | null;
+}
+
+/** The queue a transport works on when none is named. */
+export const DEFAULT_QUEUE = 'default';
 
 /** Options of the transport constructors. */
 export interface TransportOptions {
@@ -66,13 +126,19 @@ export interface TransportOptions {
    * deliver it once more moves it to the dead letters instead. Default: unlimited.
    */
   maxAttempts?: number;
+  /**
+   * The queue's name (a non-empty string; default `'default'`). Transports on one database with
+   * different names are independent queues. The in-memory transport is always its own queue and
+   * accepts the option for symmetry.
+   */
+  queue?: string;
 }
 
 /** A message's state, as {@link Transport.inspect} reports it at the snapshot's `now`. */
-export type MessageState = 'ready' | 'leased' | 'expired' | 'parked' | 'dead';
+export type MessageState = 'ready' | 'leased' | 'expired' | 'parked' | 'delayed' | 'dead';
 
 /** All the states, for code that iterates over them (legends, counters). */
-export const MESSAGE_STATES: readonly MessageState[] = Object.freeze(['ready', 'leased', 'expired', 'parked', 'dead']);
+export const MESSAGE_STATES: readonly MessageState[] = Object.freeze(['ready', 'leased', 'expired', 'parked', 'delayed', 'dead']);
 
 /** One queued message in a {@link TransportSnapshot}. */
 export interface MessageSnapshot<E = unknown> {
@@ -82,14 +148,16 @@ export interface MessageSnapshot<E = unknown> {
   /**
    * `ready`: free; `leased`: held by `holder` until `expiresAt`; `expired`: its lease ran out
    * and nobody claimed it again yet (the next claim of its group takes it, the late holder may
-   * still ack); `parked`: nacked with a delay, blocking its group until `expiresAt`.
+   * still ack); `parked`: nacked with a delay, blocking its group until `expiresAt`; `delayed`:
+   * published with `delayMs` and not deliverable until after `expiresAt` (a delayed head blocks
+   * its group; a delayed message further back waits for its turn and its time).
    */
   state: Exclude<MessageState, 'dead'>;
   /** Deliveries so far. */
   attempt: number;
   /** The worker holding (or last holding, if `expired`) the lease; null otherwise. */
   holder: string | null;
-  /** When the lease or park ends; null when `ready`. */
+  /** When the lease, park or delay ends; null when `ready`. */
   expiresAt: number | null;
   /** The idempotency key, if it was published with one. */
   key: string | null;
@@ -147,6 +215,14 @@ export interface Transport<E = unknown> {
   publish(groupId: string, event: E, options?: PublishOptions): Promise<number>;
 
   /**
+   * {@link publish} for many messages in one transaction (one commit): returns their seqs in the
+   * order given. Every item is checked first; one bad item rejects the whole batch (TypeError /
+   * RangeError naming `items[i]`) and nothing is written. An item whose key matches a queued
+   * message, or an earlier item of the batch, gets that message's seq. `[]` gives `[]`.
+   */
+  publishMany(items: readonly PublishItem<E>[]): Promise<number[]>;
+
+  /**
    * Leases the next deliverable message for `visibilityMs` (> 0) and returns it, or null when
    * nothing is deliverable. Deliverable: the head of a group with nothing in flight and
    * priority ≥ `minPriority`; the group claimed least recently goes first. A message that
@@ -154,6 +230,13 @@ export interface Transport<E = unknown> {
    * transaction, and the claim carries on.
    */
   claim(workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null>;
+
+  /**
+   * Up to `options.max` leases in one transaction, at most one per group: exactly what `max`
+   * successive {@link claim} calls would return at one clock reading (the same round-robin order,
+   * ties, priority floor and dead-lettering), stopping at the first that would return null.
+   */
+  claimMany(workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<Lease<E>[]>;
 
   /**
    * Deletes the message (and its group, if now empty): the work is done.
@@ -177,6 +260,14 @@ export interface Transport<E = unknown> {
   ackAndClaim(lease: Lease<E>, workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null>;
 
   /**
+   * Acks many leases in one transaction. A lease that no longer holds its message is reported in
+   * `lost` instead of rejecting, and the others are acked all the same. Every lease is checked
+   * for shape first (TypeError / RangeError naming `leases[i]`, nothing changed). `[]` gives
+   * empty arrays.
+   */
+  ackMany(leases: readonly Lease<E>[]): Promise<AckManyResult<E>>;
+
+  /**
    * Gives the message back. `delayMs` 0 (default): free now, for an immediate retry.
    * `delayMs` > 0: parked, blocking its group, until `delayMs` have passed.
    * @throws LeaseLostError as {@link ack}.
@@ -189,6 +280,20 @@ export interface Transport<E = unknown> {
    * @throws LeaseLostError as {@link ack}.
    */
   extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>>;
+
+  /** Counts of what the queue holds now, without reading any event: cheap enough to poll. */
+  stats(): Promise<TransportStats>;
+
+  /**
+   * Removes a queued message (ready, parked, delayed, or under a lease that ran out and was not
+   * claimed again, whose late holder then loses it). Removing a group's head frees the group for
+   * its next message.
+   * @returns true if the message was removed; false if no message with that seq is queued
+   *   (never published, acked, cancelled, or dead-lettered).
+   * @throws LeaseholdError (code MESSAGE_LEASED) if the message is under a live lease: nothing
+   *   changes; cancel it after the holder acks or nacks, or once the lease runs out.
+   */
+  cancel(seq: number): Promise<boolean>;
 
   /** Everything the queue holds, with each message's state at the current time. */
   inspect(): Promise<TransportSnapshot<E>>;
@@ -218,8 +323,8 @@ export interface Transport<E = unknown> {
 export interface ChangeNotifier {
   /**
    * Calls `listener` after each committed change that can make a message claimable (publish,
-   * ack with more messages in the group, nack, redrive), possibly coalesced. Returns a function
-   * that unsubscribes.
+   * ack with more messages in the group, nack, redrive, cancel), possibly coalesced. Returns a
+   * function that unsubscribes.
    */
   onChange(listener: () => void): () => void;
 }

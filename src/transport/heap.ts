@@ -28,6 +28,11 @@ export class MinHeap<T extends HeapItem> {
     return this.#items.length;
   }
 
+  /** Every item, in no particular order. Do not change the heap while iterating. */
+  items(): readonly T[] {
+    return this.#items;
+  }
+
   peek(): T | undefined {
     return this.#items[0];
   }

@@ -10,19 +10,36 @@
  */
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
 import { checkDuration, readClock } from '../validate.js';
-import { checkClaim, checkLease, checkPublish, checkSeq, checkTransportOptions, MAX_PRIORITY, messageState } from './shared.js';
+import {
+  checkClaim,
+  checkClaimMany,
+  checkLease,
+  checkLeases,
+  checkPublish,
+  checkPublishItems,
+  checkSeq,
+  checkTransportOptions,
+  headState,
+  MAX_PRIORITY,
+  type PublishArgs,
+  waitingState,
+} from './shared.js';
 import { Listeners } from './notifier.js';
 import type {
+  AckManyResult,
   ChangeNotifier,
+  ClaimManyOptions,
   ClaimOptions,
   DeadLetter,
   GroupSnapshot,
   Lease,
   MessageSnapshot,
+  PublishItem,
   PublishOptions,
   Transport,
   TransportOptions,
   TransportSnapshot,
+  TransportStats,
 } from './contract.js';
 import { type HeapItem, MinHeap } from './heap.js';
 
@@ -31,10 +48,12 @@ interface Message<E> {
   readonly groupId: string;
   readonly event: E;
   readonly key: string | null;
+  /** Not deliverable while the clock reads ≤ this (a delayed publish); null: no delay. */
+  readonly notBefore: number | null;
   attempt: number;
-  /** The lease holder; null when free or parked. */
+  /** The lease holder; null when free, parked or delayed. */
   holder: string | null;
-  /** End of the lease or park; null when free. */
+  /** End of the head's lease, park or delay; null when free (always null behind the head). */
   expiry: number | null;
 }
 
@@ -73,6 +92,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   readonly #dead = new Map<number, DeadLetter<E>>();
   #lastSeq = 0;
   #claimCounter = 0;
+  #queued = 0;
   #closed = false;
   readonly #listeners = new Listeners();
 
@@ -87,11 +107,27 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   async publish(groupId: string, event: E, options?: PublishOptions): Promise<number> {
-    const { priority, key } = checkPublish(groupId, options);
+    const args = checkPublish(groupId, options);
     this.#ensureOpen();
+    return this.#publish(groupId, event, args, this.#delayed(args));
+  }
+
+  async publishMany(items: readonly PublishItem<E>[]): Promise<number[]> {
+    const checked = checkPublishItems<E>(items);
+    this.#ensureOpen();
+    const now = checked.some((item) => item.args.delayMs > 0) ? readClock(this.#clock) : 0;
+    return checked.map(({ groupId, event, args }) => this.#publish(groupId, event, args, args.delayMs > 0 ? now + args.delayMs : null));
+  }
+
+  /** When a message published now with `args` may first be delivered (null: at once). */
+  #delayed(args: PublishArgs): number | null {
+    return args.delayMs > 0 ? readClock(this.#clock) + args.delayMs : null;
+  }
+
+  #publish(groupId: string, event: E, { priority, key }: PublishArgs, notBefore: number | null): number {
     const existing = key === null ? undefined : this.#groups.get(groupId)?.keys.get(key);
     if (existing) return existing.seq;
-    return this.#append(groupId, event, priority, key);
+    return this.#append(groupId, event, priority, key, notBefore);
   }
 
   async claim(workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
@@ -100,10 +136,36 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     return this.#claim(workerId, visibilityMs, minPriority, readClock(this.#clock));
   }
 
+  async claimMany(workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<Lease<E>[]> {
+    const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
+    this.#ensureOpen();
+    const now = readClock(this.#clock);
+    const leases: Lease<E>[] = [];
+    while (leases.length < max) {
+      const lease = this.#claim(workerId, visibilityMs, minPriority, now);
+      if (!lease) break;
+      leases.push(lease);
+    }
+    return leases;
+  }
+
   async ack(lease: Lease<E>): Promise<void> {
     const message = this.#held(lease);
     this.#removeHead(this.#groups.get(message.groupId)!);
     this.#listeners.notify();
+  }
+
+  async ackMany(leases: readonly Lease<E>[]): Promise<AckManyResult<E>> {
+    checkLeases<E>(leases);
+    this.#ensureOpen();
+    const result: AckManyResult<E> = { acked: [], lost: [] };
+    for (const lease of leases) {
+      const message = this.#holding(lease);
+      if (message) this.#removeHead(this.#groups.get(message.groupId)!);
+      (message ? result.acked : result.lost).push(lease);
+    }
+    if (result.acked.length > 0) this.#listeners.notify();
+    return result;
   }
 
   async ackAndClaim(lease: Lease<E>, workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
@@ -169,13 +231,56 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     return this.#lease(message);
   }
 
+  async stats(): Promise<TransportStats> {
+    this.#ensureOpen();
+    const now = readClock(this.#clock);
+    this.#releaseLapsed(now);
+    // After the release, the locked heap holds exactly the groups whose head is held at `now`.
+    let leased = 0;
+    for (const group of this.#locked.items()) if (group.fifo[group.head]!.holder !== null) leased++;
+    const held = this.#locked.size;
+    const soonest = this.#locked.peek();
+    return {
+      queued: this.#queued,
+      groups: this.#groups.size,
+      ready: this.#groups.size - held,
+      leased,
+      waiting: held - leased,
+      dead: this.#dead.size,
+      nextReadyAt: soonest ? soonest.lockedUntil + 1 : null,
+    };
+  }
+
+  async cancel(seq: number): Promise<boolean> {
+    checkSeq(seq);
+    this.#ensureOpen();
+    // No index by seq (one Map entry less per message): cancelling is rare, a scan is fine.
+    for (const group of this.#groups.values()) {
+      for (let i = group.head; i < group.fifo.length; i++) {
+        const message = group.fifo[i]!;
+        if (message.seq !== seq) continue;
+        if (i === group.head) {
+          if (message.holder !== null && message.expiry! >= readClock(this.#clock)) throw leased(seq);
+          this.#removeHead(group);
+          this.#listeners.notify();
+        } else {
+          group.fifo.splice(i, 1);
+          if (message.key !== null) group.keys.delete(message.key);
+          this.#queued--;
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
   async inspect(): Promise<TransportSnapshot<E>> {
     this.#ensureOpen();
     const now = readClock(this.#clock);
     const groups: GroupSnapshot<E>[] = [];
     for (const group of this.#groups.values()) {
       const messages: MessageSnapshot<E>[] = [];
-      for (let i = group.head; i < group.fifo.length; i++) messages.push(snapshotOf(group.fifo[i]!, now));
+      for (let i = group.head; i < group.fifo.length; i++) messages.push(snapshotOf(group.fifo[i]!, i === group.head, now));
       const head = group.fifo[group.head]!;
       groups.push({
         groupId: group.id,
@@ -200,7 +305,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     const letter = this.#dead.get(seq);
     if (!letter) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
     this.#dead.delete(seq);
-    return this.#append(letter.groupId, letter.event, letter.priority, null);
+    return this.#append(letter.groupId, letter.event, letter.priority, null, null);
   }
 
   async close(): Promise<void> {
@@ -217,19 +322,32 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     if (this.#closed) throw new ClosedError('transport');
   }
 
-  #append(groupId: string, event: E, priority: number, key: string | null): number {
+  #append(groupId: string, event: E, priority: number, key: string | null, notBefore: number | null): number {
     const seq = ++this.#lastSeq;
-    const message: Message<E> = { seq, groupId, event, key, attempt: 0, holder: null, expiry: null };
+    const message: Message<E> = { seq, groupId, event, key, notBefore, attempt: 0, holder: null, expiry: null };
     let group = this.#groups.get(groupId);
+    const isHead = !group;
     if (!group) {
       group = { id: groupId, priority, firstSeq: seq, claimOrder: 0, lockedUntil: 0, fifo: [], head: 0, keys: new Map(), heap: null, heapIndex: 0 };
       this.#groups.set(groupId, group);
-      this.#markFree(group);
     }
     group.fifo.push(message);
     if (key !== null) group.keys.set(key, message);
+    if (isHead) this.#headChanged(group);
+    this.#queued++;
     this.#listeners.notify();
     return seq;
+  }
+
+  /** A group has a new head: free, or held until its delay ends. */
+  #headChanged(group: Group<E>): void {
+    const head = group.fifo[group.head]!;
+    if (head.notBefore === null) {
+      this.#markFree(group);
+    } else {
+      head.expiry = head.notBefore;
+      this.#markLocked(group, head.notBefore);
+    }
   }
 
   /**
@@ -239,11 +357,16 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   #held(lease: Lease<E>): Message<E> {
     checkLease(lease);
     this.#ensureOpen();
+    const message = this.#holding(lease);
+    if (!message) throw new LeaseLostError(lease.seq, lease.attempt, lease.groupId);
+    return message;
+  }
+
+  /** The message `lease` still holds, if it does. */
+  #holding(lease: Lease<E>): Message<E> | undefined {
     const group = this.#groups.get(lease.groupId);
     const message = group?.fifo[group.head];
-    if (!message || message.seq !== lease.seq || message.attempt !== lease.attempt || message.holder !== lease.workerId) {
-      throw new LeaseLostError(lease.seq, lease.attempt, lease.groupId);
-    }
+    if (!message || message.seq !== lease.seq || message.attempt !== lease.attempt || message.holder !== lease.workerId) return undefined;
     return message;
   }
 
@@ -263,6 +386,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     const message = group.fifo[group.head]!;
     group.fifo[group.head] = undefined as unknown as Message<E>;
     group.head += 1;
+    this.#queued--;
     if (message.key !== null) group.keys.delete(message.key);
     if (group.head === group.fifo.length) {
       this.#groups.delete(group.id);
@@ -273,7 +397,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       group.fifo.splice(0, group.head);
       group.head = 0;
     }
-    this.#markFree(group);
+    this.#headChanged(group);
   }
 
   /** Takes `group` out of whichever heap holds it. */
@@ -314,8 +438,13 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 }
 
-function snapshotOf<E>(message: Message<E>, now: number): MessageSnapshot<E> {
-  const { seq, groupId, event, attempt, holder, expiry, key } = message;
-  const state = messageState(holder, expiry, now);
+function snapshotOf<E>(message: Message<E>, isHead: boolean, now: number): MessageSnapshot<E> {
+  const { seq, groupId, event, attempt, holder, key } = message;
+  const state = isHead ? headState(holder, message.expiry, attempt, now) : waitingState(message.notBefore, now);
+  const expiry = isHead ? message.expiry : message.notBefore;
   return { seq, groupId, event, state, attempt, holder, expiresAt: state === 'ready' ? null : expiry, key };
+}
+
+function leased(seq: number): LeaseholdError {
+  return new LeaseholdError('MESSAGE_LEASED', `message ${seq} is under a live lease and cannot be cancelled; cancel it after its holder acks or nacks it, or once the lease runs out`);
 }

@@ -33,6 +33,11 @@ export class Listeners {
     });
   }
 
+  /** How many listeners are subscribed. */
+  get size(): number {
+    return this.#listeners.size;
+  }
+
   clear(): void {
     this.#listeners.clear();
   }

@@ -5,19 +5,40 @@
  * @internal
  */
 import { checkDuration, checkId, checkInteger, checkObject } from '../validate.js';
-import type { ClaimOptions, Lease, MessageSnapshot, PublishOptions, TransportOptions } from './contract.js';
+import { type ClaimManyOptions, type ClaimOptions, DEFAULT_QUEUE, type Lease, MAX_BATCH, type MessageSnapshot, type PublishOptions, type TransportOptions } from './contract.js';
 
 export const MIN_PRIORITY = 0;
 export const MAX_PRIORITY = 4;
 
-export function checkPublish(groupId: unknown, options: PublishOptions | undefined): { priority: number; key: string | null } {
-  checkId('groupId', groupId);
-  checkObject('options', options, true);
+/** The checked options of one publish. `delayMs` 0 means no delay. */
+export interface PublishArgs {
+  priority: number;
+  key: string | null;
+  delayMs: number;
+}
+
+/** Checks one publish; `at` prefixes argument names in messages (`items[3].` in a batch). */
+export function checkPublish(groupId: unknown, options: PublishOptions | undefined, at = ''): PublishArgs {
+  checkId(`${at}groupId`, groupId);
+  checkObject(`${at}options`, options, true);
   const priority = options?.priority ?? 0;
-  checkInteger('options.priority', priority, MIN_PRIORITY, MAX_PRIORITY);
+  checkInteger(`${at}options.priority`, priority, MIN_PRIORITY, MAX_PRIORITY);
   const key = options?.key;
-  if (key !== undefined) checkId('options.key', key);
-  return { priority, key: key ?? null };
+  if (key !== undefined) checkId(`${at}options.key`, key);
+  const delayMs = options?.delayMs ?? 0;
+  checkDuration(`${at}options.delayMs`, delayMs, false);
+  return { priority, key: key ?? null, delayMs };
+}
+
+/** Checks a `publishMany` batch whole, before anything is written. */
+export function checkPublishItems<E>(items: unknown): { groupId: string; event: E; args: PublishArgs }[] {
+  if (!Array.isArray(items)) throw new TypeError(`items must be an array of { groupId, event, options? }, got ${items === null ? 'null' : typeof items}`);
+  return items.map((item: unknown, i) => {
+    checkObject(`items[${i}]`, item);
+    const { groupId, event, options } = item as { groupId: unknown; event: E; options?: PublishOptions };
+    const args = checkPublish(groupId, options, `items[${i}].`);
+    return { groupId: groupId as string, event, args };
+  });
 }
 
 export function checkClaim(workerId: unknown, visibilityMs: unknown, options: ClaimOptions | undefined): number {
@@ -29,32 +50,57 @@ export function checkClaim(workerId: unknown, visibilityMs: unknown, options: Cl
   return minPriority;
 }
 
+/** The checked `max` of a `claimMany`, with its priority floor. */
+export function checkClaimMany(workerId: unknown, visibilityMs: unknown, options: ClaimManyOptions | undefined): { minPriority: number; max: number } {
+  checkObject('options', options);
+  const minPriority = checkClaim(workerId, visibilityMs, options);
+  checkInteger('options.max', options!.max, 1, MAX_BATCH);
+  return { minPriority, max: options!.max };
+}
+
 /** A lease must at least look like one this library handed out. */
-export function checkLease(lease: unknown): asserts lease is Lease<unknown> {
-  checkObject('lease', lease);
+export function checkLease(lease: unknown, name = 'lease'): asserts lease is Lease<unknown> {
+  checkObject(name, lease);
   const { seq, attempt, workerId, groupId } = lease as Record<string, unknown>;
-  checkInteger('lease.seq', seq, 1, Number.MAX_SAFE_INTEGER);
-  checkInteger('lease.attempt', attempt, 1, Number.MAX_SAFE_INTEGER);
-  checkId('lease.workerId', workerId);
-  checkId('lease.groupId', groupId);
+  checkInteger(`${name}.seq`, seq, 1, Number.MAX_SAFE_INTEGER);
+  checkInteger(`${name}.attempt`, attempt, 1, Number.MAX_SAFE_INTEGER);
+  checkId(`${name}.workerId`, workerId);
+  checkId(`${name}.groupId`, groupId);
+}
+
+/** Checks an `ackMany` batch whole, before anything is written. */
+export function checkLeases<E>(leases: unknown): asserts leases is readonly Lease<E>[] {
+  if (!Array.isArray(leases)) throw new TypeError(`leases must be an array of leases, got ${leases === null ? 'null' : typeof leases}`);
+  leases.forEach((lease, i) => checkLease(lease, `leases[${i}]`));
 }
 
 export function checkSeq(seq: unknown): asserts seq is number {
   checkInteger('seq', seq, 1, Number.MAX_SAFE_INTEGER);
 }
 
-export function checkTransportOptions(options: TransportOptions | undefined): { clock: () => number; maxAttempts: number } {
+export function checkTransportOptions(options: TransportOptions | undefined): { clock: () => number; maxAttempts: number; queue: string } {
   checkObject('options', options, true);
+  const queue = options?.queue ?? DEFAULT_QUEUE;
+  checkId('options.queue', queue);
   const clock: unknown = options?.clock ?? Date.now;
   if (typeof clock !== 'function') throw new TypeError('options.clock must be a function returning milliseconds');
   const maxAttempts = options?.maxAttempts;
   if (maxAttempts !== undefined) checkInteger('options.maxAttempts', maxAttempts, 1, Number.MAX_SAFE_INTEGER);
-  return { clock: clock as () => number, maxAttempts: maxAttempts ?? Infinity };
+  return { clock: clock as () => number, maxAttempts: maxAttempts ?? Infinity, queue };
 }
 
-/** A queued message's state at `now`, from its holder and the end of its lease or park. */
-export function messageState(holder: string | null, expiry: number | null, now: number): MessageSnapshot['state'] {
+/**
+ * The state at `now` of a group's head, from its holder, the end of its lease or hold, and its
+ * deliveries so far: a hold on a head never delivered is a delay, on one delivered a park.
+ */
+export function headState(holder: string | null, expiry: number | null, attempt: number, now: number): MessageSnapshot['state'] {
   if (expiry === null) return 'ready';
   if (holder !== null) return expiry >= now ? 'leased' : 'expired';
-  return expiry >= now ? 'parked' : 'ready';
+  if (expiry < now) return 'ready';
+  return attempt === 0 ? 'delayed' : 'parked';
+}
+
+/** The state at `now` of a message behind its group's head: it waits its turn, and maybe its time. */
+export function waitingState(notBefore: number | null, now: number): MessageSnapshot['state'] {
+  return notBefore !== null && notBefore >= now ? 'delayed' : 'ready';
 }

@@ -13,24 +13,44 @@
  * groups in flight (about one per worker; more if many groups sit parked for long), so its cost
  * does not grow with the backlog. The seed's query lives on in the tests as an oracle: both must
  * pick the same message.
+ *
+ * Several named queues share the tables: every key leads with the queue's name, so a call
+ * touches only its own queue's index ranges.
  */
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
 import type { SqlDatabase, SqlStatement } from '../sqlite/driver.js';
 import { migrate } from '../sqlite/schema.js';
 import { checkDuration, readClock, toJson } from '../validate.js';
-import { checkClaim, checkLease, checkPublish, checkSeq, checkTransportOptions, messageState } from './shared.js';
+import {
+  checkClaim,
+  checkClaimMany,
+  checkLease,
+  checkLeases,
+  checkPublish,
+  checkPublishItems,
+  checkSeq,
+  checkTransportOptions,
+  headState,
+  type PublishArgs,
+  waitingState,
+} from './shared.js';
 import { Listeners } from './notifier.js';
+import { watchDataVersion } from './watch.js';
 import type {
+  AckManyResult,
   ChangeNotifier,
+  ClaimManyOptions,
   ClaimOptions,
   DeadLetter,
   GroupSnapshot,
   Lease,
   MessageSnapshot,
+  PublishItem,
   PublishOptions,
   Transport,
   TransportOptions,
   TransportSnapshot,
+  TransportStats,
 } from './contract.js';
 
 interface GroupRow {
@@ -46,6 +66,7 @@ interface MessageRow {
   seq: number;
   event: string;
   key: string | null;
+  not_before: number | null;
 }
 interface DeadRow {
   seq: number;
@@ -55,7 +76,17 @@ interface DeadRow {
   attempt: number;
   dead_at: number;
 }
+interface StatsRow {
+  groups: number;
+  ready: number | null;
+  leased: number | null;
+  next: number | null;
+}
 
+type StatementName =
+  | 'findKey' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'claimGroup' | 'head' | 'buryHead' | 'deleteMessage'
+  | 'ackHead' | 'releaseHead' | 'extendHead' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter'
+  | 'redriveMessage' | 'countMessages' | 'countGroups' | 'countDead' | 'findSeq';
 
 /**
  * The SQLite transport. Stores each event as JSON and returns parsed copies; an event JSON
@@ -73,101 +104,169 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   readonly #db: SqlDatabase;
   readonly #clock: () => number;
   readonly #maxAttempts: number;
-  readonly #sql: Record<
-    | 'findKey' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'claimGroup' | 'head' | 'buryHead' | 'deleteMessage'
-    | 'ackHead' | 'releaseHead' | 'extendHead' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter'
-    | 'redriveMessage',
-    SqlStatement
-  >;
+  readonly #queue: string;
+  readonly #sql: Record<StatementName, SqlStatement>;
   #closed = false;
   readonly #listeners = new Listeners();
+  /** Stops watching for other connections' commits; set while anyone listens. */
+  #unwatch: (() => void) | null = null;
 
   /**
    * @param db an open database (see `openWasmDatabase`, `openBetterSqliteDatabase`, the browser host).
-   * @param options `clock` (default `Date.now`) and `maxAttempts` (default unlimited).
+   * @param options `clock` (default `Date.now`), `maxAttempts` (default unlimited) and `queue`
+   *   (default `'default'`): transports with different queue names on one database are independent.
    * @throws TypeError / RangeError for a bad option; StorageError if the schema cannot be created.
    */
   constructor(db: SqlDatabase, options?: TransportOptions) {
-    const { clock, maxAttempts } = checkTransportOptions(options);
+    const { clock, maxAttempts, queue } = checkTransportOptions(options);
     if (typeof db !== 'object' || db === null || typeof db.prepare !== 'function') {
       throw new TypeError('db must be an open SqlDatabase (from openWasmDatabase, openBetterSqliteDatabase or the browser host)');
     }
     this.#db = db;
     this.#clock = clock;
+    this.#queue = queue;
     // SQLite compares against a bound integer; 'unlimited' becomes the largest safe one.
     this.#maxAttempts = Math.min(maxAttempts, Number.MAX_SAFE_INTEGER);
     migrate(db);
     const p = (sql: string) => db.prepare(sql);
-    // Free groups and groups whose lease or park ran out, in round-robin order.
+    // Every statement's first parameter is the queue (bound by #run / #get / #all).
+    // Free groups and groups whose lease, park or delay ran out, in round-robin order.
     const nextGroup =
-      'SELECT group_id, priority FROM lh_groups WHERE priority >= ? AND (locked_until IS NULL OR locked_until < ?) ' +
+      'SELECT group_id, priority FROM lh_groups WHERE queue = ? AND priority >= ? AND (locked_until IS NULL OR locked_until < ?) ' +
       'ORDER BY claim_order, first_seq LIMIT 1';
+    const headSeq = '(SELECT seq FROM lh_messages WHERE queue = ?1 AND group_id = ?2 ORDER BY seq LIMIT 1)';
     // A lease holds while the group's head is still `seq`, still at `attempt`, still held by it.
-    const held = 'group_id = ? AND holder = ? AND head_attempt = ? AND ? = (SELECT seq FROM lh_messages WHERE group_id = ? ORDER BY seq LIMIT 1)';
+    const held = `queue = ?1 AND group_id = ?2 AND holder = ?3 AND head_attempt = ?4 AND ?5 = ${headSeq}`;
     this.#sql = {
-      findKey: p('SELECT seq FROM lh_messages WHERE group_id = ? AND key = ?'),
-      insertMessage: p('INSERT INTO lh_messages (group_id, seq, event, key) SELECT ?, last_seq + 1, ?, ? FROM lh_counters WHERE id = 1 RETURNING seq'),
-      insertGroup: p('INSERT OR IGNORE INTO lh_groups (group_id, priority, first_seq) VALUES (?, ?, ?)'),
+      findKey: p('SELECT seq FROM lh_messages WHERE queue = ? AND group_id = ? AND key = ?'),
+      insertMessage: p(
+        'INSERT INTO lh_messages (queue, group_id, seq, event, key, not_before) SELECT ?1, ?2, last_seq + 1, ?3, ?4, ?5 FROM lh_counters WHERE queue = ?1 RETURNING seq',
+      ),
+      // A new group's head is its first message: held by that message's delay, if any.
+      insertGroup: p('INSERT OR IGNORE INTO lh_groups (queue, group_id, priority, first_seq, locked_until) VALUES (?, ?, ?, ?, ?)'),
       nextGroup: p(nextGroup),
       // One statement picks the group in round-robin order and leases its head, unless the head
       // already had maxAttempts deliveries (then no row comes back).
       claimGroup: p(
-        'UPDATE lh_groups SET holder = ?, locked_until = ?, head_attempt = head_attempt + 1, ' +
-          'claim_order = (SELECT claims + 1 FROM lh_counters WHERE id = 1) ' +
-          `WHERE group_id = (SELECT group_id FROM (${nextGroup})) AND head_attempt < ? RETURNING group_id, head_attempt`,
+        'UPDATE lh_groups SET holder = ?2, locked_until = ?3, head_attempt = head_attempt + 1, ' +
+          'claim_order = (SELECT claims + 1 FROM lh_counters WHERE queue = ?1) ' +
+          `WHERE queue = ?1 AND group_id = (SELECT group_id FROM (${nextGroup.replace('queue = ? AND priority >= ? AND (locked_until IS NULL OR locked_until < ?)', 'queue = ?1 AND priority >= ?4 AND (locked_until IS NULL OR locked_until < ?5)')})) ` +
+          'AND head_attempt < ?6 RETURNING group_id, head_attempt',
       ),
-      head: p('SELECT seq, event FROM lh_messages WHERE group_id = ? ORDER BY seq LIMIT 1'),
+      head: p('SELECT seq, event FROM lh_messages WHERE queue = ? AND group_id = ? ORDER BY seq LIMIT 1'),
       buryHead: p(
-        'INSERT INTO lh_dead_letters (seq, group_id, priority, event, attempt, dead_at) ' +
-          'SELECT m.seq, m.group_id, g.priority, m.event, g.head_attempt, ? FROM lh_messages m JOIN lh_groups g ON g.group_id = m.group_id ' +
-          'WHERE m.group_id = ? AND m.seq = ?',
+        'INSERT INTO lh_dead_letters (queue, seq, group_id, priority, event, attempt, dead_at) ' +
+          'SELECT m.queue, m.seq, m.group_id, g.priority, m.event, g.head_attempt, ?2 FROM lh_messages m ' +
+          'JOIN lh_groups g ON g.queue = m.queue AND g.group_id = m.group_id WHERE m.queue = ?1 AND m.group_id = ?3 AND m.seq = ?4',
       ),
-      deleteMessage: p('DELETE FROM lh_messages WHERE group_id = ? AND seq = ?'),
+      deleteMessage: p('DELETE FROM lh_messages WHERE queue = ? AND group_id = ? AND seq = ?'),
       ackHead: p(
-        'DELETE FROM lh_messages WHERE group_id = ? AND seq = ? ' +
-          'AND EXISTS (SELECT 1 FROM lh_groups WHERE group_id = ? AND holder = ? AND head_attempt = ?) ' +
-          'AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE group_id = ? AND seq < ?)',
+        'DELETE FROM lh_messages WHERE queue = ?1 AND group_id = ?2 AND seq = ?3 ' +
+          'AND EXISTS (SELECT 1 FROM lh_groups WHERE queue = ?1 AND group_id = ?2 AND holder = ?4 AND head_attempt = ?5) ' +
+          'AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue = ?1 AND group_id = ?2 AND seq < ?3)',
       ),
-      releaseHead: p(`UPDATE lh_groups SET holder = NULL, locked_until = ? WHERE ${held}`),
-      extendHead: p(`UPDATE lh_groups SET locked_until = ? WHERE ${held}`),
-      groups: p('SELECT group_id, priority, claim_order, head_attempt, holder, locked_until FROM lh_groups ORDER BY claim_order, first_seq'),
-      messages: p('SELECT group_id, seq, event, key FROM lh_messages ORDER BY seq'),
-      deadLetters: p('SELECT seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters ORDER BY id'),
-      deadLetter: p('SELECT seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters WHERE seq = ?'),
-      deleteDeadLetter: p('DELETE FROM lh_dead_letters WHERE seq = ?'),
-      redriveMessage: p('INSERT INTO lh_messages (group_id, seq, event) SELECT ?, last_seq + 1, ? FROM lh_counters WHERE id = 1 RETURNING seq'),
+      releaseHead: p(`UPDATE lh_groups SET holder = NULL, locked_until = ?6 WHERE ${held}`),
+      extendHead: p(`UPDATE lh_groups SET locked_until = ?6 WHERE ${held}`),
+      groups: p('SELECT group_id, priority, claim_order, head_attempt, holder, locked_until FROM lh_groups WHERE queue = ? ORDER BY claim_order, first_seq'),
+      messages: p('SELECT group_id, seq, event, key, not_before FROM lh_messages WHERE queue = ? ORDER BY seq'),
+      deadLetters: p('SELECT seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters WHERE queue = ? ORDER BY id'),
+      deadLetter: p('SELECT seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters WHERE queue = ? AND seq = ?'),
+      deleteDeadLetter: p('DELETE FROM lh_dead_letters WHERE queue = ? AND seq = ?'),
+      redriveMessage: p('INSERT INTO lh_messages (queue, group_id, seq, event) SELECT ?1, ?2, last_seq + 1, ?3 FROM lh_counters WHERE queue = ?1 RETURNING seq'),
+      countMessages: p('SELECT count(*) AS n FROM lh_messages WHERE queue = ?'),
+      countGroups: p(
+        'SELECT count(*) AS groups, sum(locked_until IS NULL OR locked_until < ?2) AS ready, ' +
+          'sum(holder IS NOT NULL AND locked_until >= ?2) AS leased, min(CASE WHEN locked_until >= ?2 THEN locked_until END) AS next ' +
+          'FROM lh_groups WHERE queue = ?1',
+      ),
+      countDead: p('SELECT count(*) AS n FROM lh_dead_letters WHERE queue = ?'),
+      // No index by seq alone: it would cost a written page on every publish and ack, and
+      // cancelling is rare, so finding a message by seq scans the queue's messages.
+      findSeq: p(
+        'SELECT m.group_id, g.holder, g.locked_until, m.seq = (SELECT min(seq) FROM lh_messages WHERE queue = ?1 AND group_id = m.group_id) AS is_head ' +
+          'FROM lh_messages m JOIN lh_groups g ON g.queue = m.queue AND g.group_id = m.group_id WHERE m.queue = ?1 AND m.seq = ?2',
+      ),
     };
+    // A queue exists once it has its counters row; creating it is idempotent.
+    db.transaction(() => db.prepare('INSERT OR IGNORE INTO lh_counters (queue, last_seq, claims) VALUES (?, 0, 0)').run(queue));
   }
 
   async publish(groupId: string, event: E, options?: PublishOptions): Promise<number> {
-    const { priority, key } = checkPublish(groupId, options);
+    const args = checkPublish(groupId, options);
     const json = toJson('event', event);
     this.#ensureOpen();
-    const sql = this.#sql;
-    const seq = this.#db.transaction(() => {
-      if (key !== null) {
-        const existing = sql.findKey.get<{ seq: number }>(groupId, key);
-        if (existing) return existing.seq;
-      }
-      const { seq } = sql.insertMessage.get<{ seq: number }>(groupId, json, key)!;
-      sql.insertGroup.run(groupId, priority, seq);
-      return seq;
+    const seq = this.#db.transaction(() => this.#publish(groupId, json, args, readClock(this.#clock)));
+    this.#listeners.notify();
+    return seq;
+  }
+
+  async publishMany(items: readonly PublishItem<E>[]): Promise<number[]> {
+    const checked = checkPublishItems<E>(items).map((item, i) => ({ ...item, json: toJson(`items[${i}].event`, item.event) }));
+    this.#ensureOpen();
+    if (checked.length === 0) return [];
+    const seqs = this.#db.transaction(() => {
+      const now = readClock(this.#clock);
+      return checked.map(({ groupId, json, args }) => this.#publish(groupId, json, args, now));
     });
     this.#listeners.notify();
+    return seqs;
+  }
+
+  /** The body of one publish, inside the caller's transaction. */
+  #publish(groupId: string, json: string, { priority, key, delayMs }: PublishArgs, now: number): number {
+    const sql = this.#sql;
+    const queue = this.#queue;
+    if (key !== null) {
+      const existing = sql.findKey.get<{ seq: number }>(queue, groupId, key);
+      if (existing) return existing.seq;
+    }
+    const notBefore = delayMs > 0 ? now + delayMs : null;
+    const { seq } = sql.insertMessage.get<{ seq: number }>(queue, groupId, json, key, notBefore)!;
+    sql.insertGroup.run(queue, groupId, priority, seq, notBefore);
     return seq;
   }
 
   async claim(workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
     const minPriority = checkClaim(workerId, visibilityMs, options);
     this.#ensureOpen();
-    return this.#db.transaction(() => this.#claim(workerId, visibilityMs, minPriority));
+    return this.#db.transaction(() => this.#claim(workerId, visibilityMs, minPriority, readClock(this.#clock)));
+  }
+
+  async claimMany(workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<Lease<E>[]> {
+    const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
+    this.#ensureOpen();
+    return this.#db.transaction(() => {
+      const now = readClock(this.#clock);
+      const leases: Lease<E>[] = [];
+      while (leases.length < max) {
+        const lease = this.#claim(workerId, visibilityMs, minPriority, now);
+        if (!lease) break;
+        leases.push(lease);
+      }
+      return leases;
+    });
   }
 
   async ack(lease: Lease<E>): Promise<void> {
     checkLease(lease);
     this.#ensureOpen();
-    this.#db.transaction(() => this.#ack(lease));
+    this.#db.transaction(() => {
+      if (!this.#ack(lease)) throw lost(lease);
+    });
     this.#listeners.notify();
+  }
+
+  async ackMany(leases: readonly Lease<E>[]): Promise<AckManyResult<E>> {
+    checkLeases<E>(leases);
+    this.#ensureOpen();
+    if (leases.length === 0) return { acked: [], lost: [] };
+    const result = this.#db.transaction(() => {
+      const done: AckManyResult<E> = { acked: [], lost: [] };
+      for (const lease of leases) (this.#ack(lease) ? done.acked : done.lost).push(lease);
+      return done;
+    });
+    if (result.acked.length > 0) this.#listeners.notify();
+    return result;
   }
 
   async ackAndClaim(lease: Lease<E>, workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
@@ -175,36 +274,36 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     const minPriority = checkClaim(workerId, visibilityMs, options);
     this.#ensureOpen();
     const next = this.#db.transaction(() => {
-      this.#ack(lease);
-      return this.#claim(workerId, visibilityMs, minPriority);
+      if (!this.#ack(lease)) throw lost(lease);
+      return this.#claim(workerId, visibilityMs, minPriority, readClock(this.#clock));
     });
     this.#listeners.notify();
     return next;
   }
 
-  /** The body of ack, inside the caller's transaction. */
-  #ack(lease: Lease<E>): void {
+  /** The body of ack, inside the caller's transaction: whether the lease still held its message. */
+  #ack(lease: Lease<E>): boolean {
     const { groupId, seq, attempt, workerId } = lease;
-    if (this.#sql.ackHead.run(groupId, seq, groupId, workerId, attempt, groupId, seq) === 0) throw lost(lease);
+    return this.#sql.ackHead.run(this.#queue, groupId, seq, workerId, attempt) > 0;
   }
 
   /** The body of claim, inside the caller's transaction. */
-  #claim(workerId: string, visibilityMs: number, minPriority: number): Lease<E> | null {
+  #claim(workerId: string, visibilityMs: number, minPriority: number, now: number): Lease<E> | null {
     const sql = this.#sql;
-    const now = readClock(this.#clock);
+    const queue = this.#queue;
     const expiresAt = now + visibilityMs;
     for (;;) {
-      const leased = sql.claimGroup.get<{ group_id: string; head_attempt: number }>(workerId, expiresAt, minPriority, now, this.#maxAttempts);
+      const leased = sql.claimGroup.get<{ group_id: string; head_attempt: number }>(queue, workerId, expiresAt, minPriority, now, this.#maxAttempts);
       if (leased) {
-        const head = sql.head.get<{ seq: number; event: string }>(leased.group_id)!;
+        const head = sql.head.get<{ seq: number; event: string }>(queue, leased.group_id)!;
         return { seq: head.seq, groupId: leased.group_id, event: JSON.parse(head.event) as E, workerId, attempt: leased.head_attempt, expiresAt };
       }
-      const group = sql.nextGroup.get<{ group_id: string }>(minPriority, now);
+      const group = sql.nextGroup.get<{ group_id: string }>(queue, minPriority, now);
       if (!group) return null;
       // Poison message: out of its group, which keeps its place in the round-robin order.
-      const { seq } = sql.head.get<{ seq: number }>(group.group_id)!;
-      sql.buryHead.run(now, group.group_id, seq);
-      sql.deleteMessage.run(group.group_id, seq);
+      const { seq } = sql.head.get<{ seq: number }>(queue, group.group_id)!;
+      sql.buryHead.run(queue, now, group.group_id, seq);
+      sql.deleteMessage.run(queue, group.group_id, seq);
     }
   }
 
@@ -214,7 +313,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     this.#ensureOpen();
     this.#db.transaction(() => {
       const until = delayMs === 0 ? null : readClock(this.#clock) + delayMs;
-      if (this.#sql.releaseHead.run(until, ...heldBy(lease)) === 0) throw lost(lease);
+      if (this.#sql.releaseHead.run(...this.#heldBy(lease), until) === 0) throw lost(lease);
     });
     this.#listeners.notify();
   }
@@ -225,18 +324,58 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     this.#ensureOpen();
     return this.#db.transaction(() => {
       const expiresAt = readClock(this.#clock) + visibilityMs;
-      if (this.#sql.extendHead.run(expiresAt, ...heldBy(lease)) === 0) throw lost(lease);
+      if (this.#sql.extendHead.run(...this.#heldBy(lease), expiresAt) === 0) throw lost(lease);
       return { ...lease, expiresAt };
     });
+  }
+
+  async stats(): Promise<TransportStats> {
+    this.#ensureOpen();
+    const sql = this.#sql;
+    const queue = this.#queue;
+    return this.#db.transaction(() => {
+      const now = readClock(this.#clock);
+      const counts = sql.countGroups.get<StatsRow>(queue, now)!;
+      const ready = counts.ready ?? 0;
+      const leased = counts.leased ?? 0;
+      return {
+        queued: sql.countMessages.get<{ n: number }>(queue)!.n,
+        groups: counts.groups,
+        ready,
+        leased,
+        waiting: counts.groups - ready - leased,
+        dead: sql.countDead.get<{ n: number }>(queue)!.n,
+        nextReadyAt: counts.next === null ? null : counts.next + 1,
+      };
+    });
+  }
+
+  async cancel(seq: number): Promise<boolean> {
+    checkSeq(seq);
+    this.#ensureOpen();
+    const sql = this.#sql;
+    const queue = this.#queue;
+    const removedHead = this.#db.transaction(() => {
+      const found = sql.findSeq.get<{ group_id: string; holder: string | null; locked_until: number | null; is_head: number }>(queue, seq);
+      if (!found) return null;
+      if (found.is_head && found.holder !== null && found.locked_until! >= readClock(this.#clock)) {
+        throw new LeaseholdError('MESSAGE_LEASED', `message ${seq} is under a live lease and cannot be cancelled; cancel it after its holder acks or nacks it, or once the lease runs out`);
+      }
+      sql.deleteMessage.run(queue, found.group_id, seq);
+      return found.is_head === 1;
+    });
+    if (removedHead) this.#listeners.notify();
+    return removedHead !== null;
   }
 
   async inspect(): Promise<TransportSnapshot<E>> {
     this.#ensureOpen();
     const sql = this.#sql;
+    const queue = this.#queue;
     return this.#db.transaction(() => {
       const now = readClock(this.#clock);
       const groups = new Map<string, { snapshot: GroupSnapshot<E>; row: GroupRow }>();
-      for (const row of sql.groups.all<GroupRow>()) {
+      for (const row of sql.groups.all<GroupRow>(queue)) {
         groups.set(row.group_id, {
           row,
           snapshot: {
@@ -248,31 +387,32 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
           },
         });
       }
-      for (const row of sql.messages.all<MessageRow>()) {
+      for (const row of sql.messages.all<MessageRow>(queue)) {
         const { snapshot, row: group } = groups.get(row.group_id)!;
         // The head carries the group's lease; every later message is untouched.
         const isHead = snapshot.messages.length === 0;
         snapshot.messages.push(snapshotOf<E>(row, isHead ? group : undefined, now));
       }
-      return { now, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: sql.deadLetters.all<DeadRow>().map(deadLetterOf<E>) };
+      return { now, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: sql.deadLetters.all<DeadRow>(queue).map(deadLetterOf<E>) };
     });
   }
 
   async deadLetters(): Promise<DeadLetter<E>[]> {
     this.#ensureOpen();
-    return this.#sql.deadLetters.all<DeadRow>().map(deadLetterOf<E>);
+    return this.#sql.deadLetters.all<DeadRow>(this.#queue).map(deadLetterOf<E>);
   }
 
   async redrive(seq: number): Promise<number> {
     checkSeq(seq);
     this.#ensureOpen();
     const sql = this.#sql;
+    const queue = this.#queue;
     const newSeq = this.#db.transaction(() => {
-      const letter = sql.deadLetter.get<DeadRow>(seq);
+      const letter = sql.deadLetter.get<DeadRow>(queue, seq);
       if (!letter) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
-      sql.deleteDeadLetter.run(seq);
-      const { seq: newSeq } = sql.redriveMessage.get<{ seq: number }>(letter.group_id, letter.event)!;
-      sql.insertGroup.run(letter.group_id, letter.priority, newSeq);
+      sql.deleteDeadLetter.run(queue, seq);
+      const { seq: newSeq } = sql.redriveMessage.get<{ seq: number }>(queue, letter.group_id, letter.event)!;
+      sql.insertGroup.run(queue, letter.group_id, letter.priority, newSeq, null);
       return newSeq;
     });
     this.#listeners.notify();
@@ -282,24 +422,36 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   async close(): Promise<void> {
     this.#closed = true;
     this.#listeners.clear();
+    this.#unwatch?.();
+    this.#unwatch = null;
   }
 
   /**
-   * Calls `listener` (on a microtask) after a publish, ack, nack or redrive through this object.
-   * Changes made by other connections to the same database raise no notice: poll for those.
+   * Calls `listener` (on a microtask) after a publish, ack, nack, redrive or cancel through this
+   * object, and — while anyone listens — within about 100 ms of a commit by another connection
+   * or process to the same file (its `PRAGMA data_version` is polled every 50 ms; a database
+   * that no other connection can open, in memory or in exclusive locking mode, is not polled).
    */
   onChange(listener: () => void): () => void {
-    return this.#listeners.add(listener);
+    const unsubscribe = this.#listeners.add(listener);
+    if (!this.#closed && this.#unwatch === null) this.#unwatch = watchDataVersion(this.#db, () => this.#listeners.notify());
+    return () => {
+      unsubscribe();
+      if (this.#listeners.size === 0) {
+        this.#unwatch?.();
+        this.#unwatch = null;
+      }
+    };
   }
 
   #ensureOpen(): void {
     if (this.#closed) throw new ClosedError('transport');
   }
-}
 
-/** The parameters of the "lease still holds" condition. */
-function heldBy(lease: Lease<unknown>): [string, string, number, number, string] {
-  return [lease.groupId, lease.workerId, lease.attempt, lease.seq, lease.groupId];
+  /** The parameters of the "lease still holds" condition (?1–?5). */
+  #heldBy(lease: Lease<unknown>): [string, string, string, number, number] {
+    return [this.#queue, lease.groupId, lease.workerId, lease.attempt, lease.seq];
+  }
 }
 
 function lost(lease: Lease<unknown>): LeaseLostError {
@@ -308,8 +460,8 @@ function lost(lease: Lease<unknown>): LeaseLostError {
 
 function snapshotOf<E>(row: MessageRow, lease: GroupRow | undefined, now: number): MessageSnapshot<E> {
   const holder = lease?.holder ?? null;
-  const expiry = lease?.locked_until ?? null;
-  const state = messageState(holder, expiry, now);
+  const expiry = lease ? lease.locked_until : row.not_before;
+  const state = lease ? headState(holder, expiry, lease.head_attempt, now) : waitingState(row.not_before, now);
   return {
     seq: row.seq,
     groupId: row.group_id,

@@ -35,6 +35,7 @@ export function browserTransportFactory(storage: Storage) {
     const harness: TransportHarness = {
       transport: db.transport,
       clock,
+      queue: async (queue) => db.queue(queue),
       async dispose() {
         await db.close();
         if (storage === 'opfs') await removeOpfsPool(name);

@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClosedError, LeaseholdError, LeaseLostError } from '../../src/errors.js';
+import { describeQueueApi } from './transport-queue.js';
 import { type ChangeNotifier, isChangeNotifier, type Lease, type Transport, type TransportOptions, type TransportSnapshot } from '../../src/transport/contract.js';
 
 /** A clock the suite can move; backends read it through the function they were given. */
@@ -15,6 +16,8 @@ export interface TestClock {
 export interface TransportHarness {
   transport: Transport<any>;
   clock: TestClock;
+  /** Another named queue on the same database (backends with `caps.namedQueues`). */
+  queue?: (name: string) => Promise<Transport<any>>;
   /** Closes the storage and opens it again, keeping what was written (persistent backends). */
   reopen?: () => Promise<Transport<any>>;
   dispose(): Promise<void>;
@@ -25,6 +28,8 @@ export interface TransportCaps {
   json: boolean;
   /** Data outlives the transport object: the harness can `reopen()`. */
   persistent: boolean;
+  /** Several named queues share one database: the harness can open another with `queue()`. */
+  namedQueues?: boolean;
 }
 
 export type TransportFactory = (options: Omit<TransportOptions, 'clock'>) => Promise<TransportHarness>;
@@ -59,6 +64,8 @@ export function describeTransport(name: string, caps: TransportCaps, make: Trans
       await action().catch(() => undefined);
       expect(await t.inspect()).toEqual(before);
     };
+
+    describeQueueApi(caps, { h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
 
     describe('the seed rules', () => {
       it('returns null when nothing is queued', async () => {

@@ -34,6 +34,7 @@ const sqlHarness = async (
   const harness: TransportHarness = {
     transport: new SqliteTransport(db, { ...options, clock: clock.now }),
     clock,
+    queue: async (queue) => new SqliteTransport(db, { ...options, queue, clock: clock.now }),
     async dispose() {
       db.close();
       cleanup();
@@ -62,12 +63,12 @@ export const transportBackends: TransportBackend[] = [
   },
   {
     name: 'SqliteTransport on sqlite-wasm (:memory:)',
-    caps: { json: true, persistent: false },
+    caps: { json: true, persistent: false, namedQueues: true },
     make: (options) => sqlHarness(() => openWasmDatabase(), options),
   },
   {
     name: 'SqliteTransport on better-sqlite3 (file, WAL)',
-    caps: { json: true, persistent: true },
+    caps: { json: true, persistent: true, namedQueues: true },
     make(options) {
       const scratch = scratchDir();
       const file = join(scratch.dir, 'queue.db');
