@@ -11,8 +11,20 @@ import type { Lease } from '../src/transport/contract.js';
 import { transportBackends } from './support/backends.js';
 import { type ModelLease, TransportModel } from './support/model.js';
 
+interface PublishSpec {
+  group: number;
+  priority: number;
+  key: number | null;
+  delay: number | null;
+}
+
 type Command =
-  | { kind: 'publish'; group: number; priority: number; key: number | null }
+  | ({ kind: 'publish' } & PublishSpec)
+  | { kind: 'publishMany'; items: PublishSpec[] }
+  | { kind: 'claimMany'; worker: number; visibility: number; minPriority: number; max: number }
+  | { kind: 'ackMany'; leases: number[] }
+  | { kind: 'cancel'; pick: number }
+  | { kind: 'stats' }
   | { kind: 'claim'; worker: number; visibility: number; minPriority: number }
   | { kind: 'ack'; lease: number }
   | { kind: 'nack'; lease: number; delay: number }
@@ -24,8 +36,18 @@ type Command =
 // (in flight while expiry >= now) is where off-by-one bugs live.
 const durations = fc.constantFrom(1, 5, 10, 20);
 
+const publishSpec = { group: fc.nat(4), priority: fc.nat(4), key: fc.option(fc.nat(2), { freq: 3 }), delay: fc.option(durations, { freq: 4 }) };
+
 const command: fc.Arbitrary<Command> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('publish' as const), group: fc.nat(4), priority: fc.nat(4), key: fc.option(fc.nat(2), { freq: 3 }) }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('publish' as const), ...publishSpec }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('publishMany' as const), items: fc.array(fc.record(publishSpec), { maxLength: 4 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('claimMany' as const), worker: fc.nat(3), visibility: durations, minPriority: fc.oneof(fc.constant(0), fc.nat(4)), max: fc.integer({ min: 1, max: 4 }) }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('ackMany' as const), leases: fc.array(fc.nat(30), { maxLength: 4 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat(40) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('stats' as const) }) },
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('claim' as const), worker: fc.nat(3), visibility: durations, minPriority: fc.oneof(fc.constant(0), fc.nat(4)) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('ack' as const), lease: fc.nat(30) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('nack' as const), lease: fc.nat(30), delay: fc.oneof(fc.constant(0), durations) }) },
@@ -33,6 +55,16 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('redrive' as const), letter: fc.nat(5) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.oneof(fc.constant(0), durations, fc.integer({ min: 1, max: 60 })) }) },
 );
+
+/** The same publish for the backend and the model (which takes the absolute delay). */
+function publishArgs(spec: PublishSpec, n: number, now: number) {
+  const groupId = `g${spec.group}`;
+  const key = spec.key === null ? null : `k${spec.key}`;
+  const event = { group: groupId, n };
+  const options = { priority: spec.priority, ...(key === null ? {} : { key }), ...(spec.delay === null ? {} : { delayMs: spec.delay }) };
+  const model: [string, unknown, number, string | null, number | null] = [groupId, event, spec.priority, key, spec.delay === null ? null : now + spec.delay];
+  return [{ groupId, event, options }, model] as const;
+}
 
 const seed = Number(process.env.FC_SEED ?? 20261130);
 const runsFor: Record<string, number> = { InMemoryTransport: 2000 };
@@ -54,13 +86,52 @@ describe.each(transportBackends)('model-based: $name', (backend) => {
               const now = h.clock.now();
               switch (c.kind) {
                 case 'publish': {
-                  const group = `g${c.group}`;
-                  const key = c.key === null ? null : `k${c.key}`;
-                  const event = { group, n: model.lastSeq + 1 };
-                  const seq = await t.publish(group, event, key === null ? { priority: c.priority } : { priority: c.priority, key });
-                  expect(seq).toBe(model.publish(group, event, c.priority, key));
+                  const [real, expected] = publishArgs(c, model.lastSeq + 1, now);
+                  expect(await t.publish(real.groupId, real.event, real.options)).toBe(model.publish(...expected));
                   break;
                 }
+                case 'publishMany': {
+                  const batch = c.items.map((item, i) => publishArgs(item, model.lastSeq + 1 + i, now));
+                  const seqs = await t.publishMany(batch.map(([real]) => real));
+                  expect(seqs).toEqual(batch.map(([, expected]) => model.publish(...expected)));
+                  break;
+                }
+                case 'claimMany': {
+                  const got = await t.claimMany(`w${c.worker}`, c.visibility, { minPriority: c.minPriority, max: c.max });
+                  const expected: ModelLease[] = [];
+                  for (let i = 0; i < c.max; i++) {
+                    const lease = model.claim(`w${c.worker}`, c.visibility, c.minPriority, now);
+                    if (!lease) break;
+                    expected.push(lease);
+                  }
+                  expect(got.map((l) => ({ seq: l.seq, groupId: l.groupId, workerId: l.workerId, attempt: l.attempt, expiresAt: l.expiresAt }))).toEqual(expected);
+                  got.forEach((lease, i) => {
+                    expect(lease.attempt).toBeGreaterThan(delivered.get(lease.seq) ?? 0);
+                    delivered.set(lease.seq, lease.attempt);
+                    leases.push({ real: lease, model: expected[i]! });
+                  });
+                  break;
+                }
+                case 'ackMany': {
+                  const pairs = c.leases.map((i) => leases[i % Math.max(leases.length, 1)]).filter((pair) => pair !== undefined);
+                  const result = await t.ackMany(pairs.map((pair) => pair.real));
+                  const accepted = pairs.map((pair) => model.ack(pair.model));
+                  expect(result.acked).toEqual(pairs.filter((_, i) => accepted[i]).map((pair) => pair.real));
+                  expect(result.lost).toEqual(pairs.filter((_, i) => !accepted[i]).map((pair) => pair.real));
+                  break;
+                }
+                case 'cancel': {
+                  // Mostly seqs that exist (any state), sometimes one that was never queued.
+                  const seq = c.pick < 30 && model.messages.length > 0 ? model.messages[c.pick % model.messages.length]!.seq : c.pick + 1;
+                  const outcome = await t.cancel(seq).then((value) => value, (error: unknown) => error);
+                  const expected = model.cancel(seq, now);
+                  if (expected === 'leased') expect(outcome).toMatchObject({ code: 'MESSAGE_LEASED' });
+                  else expect(outcome).toBe(expected);
+                  break;
+                }
+                case 'stats':
+                  expect(await t.stats()).toEqual(model.stats(now));
+                  break;
                 case 'claim': {
                   const lease = await t.claim(`w${c.worker}`, c.visibility, { minPriority: c.minPriority });
                   const expected = model.claim(`w${c.worker}`, c.visibility, c.minPriority, now);

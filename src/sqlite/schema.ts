@@ -168,7 +168,7 @@ const migrations: readonly string[] = [
     group_id     TEXT    NOT NULL,
     priority     INTEGER NOT NULL,
     claim_order  INTEGER NOT NULL DEFAULT 0,
-    first_seq    INTEGER NOT NULL,
+    first_seq    INTEGER NOT NULL,                 -- the head's seq while never claimed: breaks ties among those groups
     head_attempt INTEGER NOT NULL DEFAULT 0,
     holder       TEXT,                             -- NULL when the head is free, parked or delayed
     locked_until INTEGER,                          -- end of the head's lease, park or delay
@@ -222,6 +222,11 @@ const migrations: readonly string[] = [
     UPDATE lh_groups SET head_attempt = 0, holder = NULL,
       locked_until = (SELECT not_before FROM lh_messages WHERE queue = OLD.queue AND group_id = OLD.group_id ORDER BY seq LIMIT 1)
       WHERE queue = OLD.queue AND group_id = OLD.group_id;
+    -- Never-claimed groups tie on claim order and go by their head's seq: a cancelled head
+    -- passes that place to the next message. (Only a cancel removes an unclaimed head, so an
+    -- ack never rewrites the claim-order index.)
+    UPDATE lh_groups SET first_seq = (SELECT min(seq) FROM lh_messages WHERE queue = OLD.queue AND group_id = OLD.group_id)
+      WHERE queue = OLD.queue AND group_id = OLD.group_id AND claim_order = 0;
   END;
   `,
 ];

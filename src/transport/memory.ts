@@ -60,7 +60,8 @@ interface Message<E> {
 interface Group<E> extends HeapItem {
   readonly id: string;
   readonly priority: number;
-  readonly firstSeq: number;
+  /** While never claimed: its head's seq, which orders it among the never-claimed groups. */
+  firstSeq: number;
   claimOrder: number;
   /** While in the locked heap: its head's lock expiry (the heap's key). */
   lockedUntil: number;
@@ -178,8 +179,9 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   #claim(workerId: string, visibilityMs: number, minPriority: number, now: number): Lease<E> | null {
-    this.#releaseLapsed(now);
     for (;;) {
+      // Again after each dead letter: the group's next head may be held by a delay already past.
+      this.#releaseLapsed(now);
       const group = this.#nextFreeGroup(minPriority);
       if (!group) return null;
       const message = group.fifo[group.head]!;
@@ -396,6 +398,11 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     if (group.head > 32 && group.head * 2 > group.fifo.length) {
       group.fifo.splice(0, group.head);
       group.head = 0;
+    }
+    if (group.claimOrder === 0) {
+      // Only a cancel removes a never-claimed head: the next message takes its place in the order.
+      this.#unheap(group);
+      group.firstSeq = group.fifo[group.head]!.seq;
     }
     this.#headChanged(group);
   }

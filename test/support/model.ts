@@ -8,6 +8,8 @@ export interface ModelMessage {
   groupId: string;
   event: unknown;
   key: string | null;
+  /** A delayed publish: not deliverable while now <= this. */
+  notBefore: number | null;
   attempt: number;
   holder: string | null;
   expiry: number | null;
@@ -35,17 +37,49 @@ export class TransportModel {
 
   constructor(readonly maxAttempts = Infinity) {}
 
-  publish(groupId: string, event: unknown, priority: number, key: string | null): number {
+  publish(groupId: string, event: unknown, priority: number, key: string | null, notBefore: number | null = null): number {
     const same = key === null ? undefined : this.messages.find((m) => m.groupId === groupId && m.key === key);
     if (same) return same.seq;
     const seq = ++this.lastSeq;
-    this.messages.push({ seq, groupId, event, key, attempt: 0, holder: null, expiry: null });
+    this.messages.push({ seq, groupId, event, key, notBefore, attempt: 0, holder: null, expiry: null });
     if (!this.groups.has(groupId)) this.groups.set(groupId, { priority, claimOrder: 0 });
     return seq;
   }
 
+  /** Whether the group's head is leased, parked or (before its first delivery) delayed at `now`. */
   inFlight(groupId: string, now: number): boolean {
-    return this.messages.some((m) => m.groupId === groupId && m.expiry !== null && m.expiry >= now);
+    const head = this.head(groupId);
+    return this.messages.some((m) => m.groupId === groupId && m.expiry !== null && m.expiry >= now) || (head?.notBefore != null && head.notBefore >= now);
+  }
+
+  head(groupId: string): ModelMessage | undefined {
+    return this.messages.find((m) => m.groupId === groupId);
+  }
+
+  /** Returns true if removed, false if not queued, 'leased' if under a live lease. */
+  cancel(seq: number, now: number): boolean | 'leased' {
+    const m = this.messages.find((x) => x.seq === seq);
+    if (!m) return false;
+    if (m.holder !== null && m.expiry! >= now) return 'leased';
+    this.remove(m);
+    return true;
+  }
+
+  stats(now: number): unknown {
+    let ready = 0;
+    let leased = 0;
+    let next: number | null = null;
+    for (const groupId of this.groups.keys()) {
+      const head = this.head(groupId)!;
+      const until = head.expiry ?? head.notBefore;
+      if (until === null || until < now) ready++;
+      else {
+        if (head.holder !== null) leased++;
+        next = next === null ? until : Math.min(next, until);
+      }
+    }
+    const groups = this.groups.size;
+    return { queued: this.messages.length, groups, ready, leased, waiting: groups - ready - leased, dead: this.dead.length, nextReadyAt: next === null ? null : next + 1 };
   }
 
   claim(workerId: string, visibility: number, minPriority: number, now: number): ModelLease | null {
@@ -98,7 +132,7 @@ export class TransportModel {
     if (index < 0) return null;
     const [letter] = this.dead.splice(index, 1);
     const newSeq = ++this.lastSeq;
-    this.messages.push({ seq: newSeq, groupId: letter!.groupId, event: letter!.event, key: null, attempt: 0, holder: null, expiry: null });
+    this.messages.push({ seq: newSeq, groupId: letter!.groupId, event: letter!.event, key: null, notBefore: null, attempt: 0, holder: null, expiry: null });
     if (!this.groups.has(letter!.groupId)) this.groups.set(letter!.groupId, { priority: letter!.priority, claimOrder: 0 });
     return newSeq;
   }
@@ -121,7 +155,11 @@ export class TransportModel {
       messages: this.messages
         .filter((m) => m.groupId === groupId)
         .map((m) => {
-          const state = m.expiry === null ? 'ready' : m.holder !== null ? (m.expiry >= now ? 'leased' : 'expired') : m.expiry >= now ? 'parked' : 'ready';
+          if (m.expiry === null) {
+            const delayed = m.notBefore !== null && m.notBefore >= now;
+            return { seq: m.seq, state: delayed ? 'delayed' : 'ready', attempt: m.attempt, holder: m.holder, expiresAt: delayed ? m.notBefore : null, key: m.key };
+          }
+          const state = m.holder !== null ? (m.expiry >= now ? 'leased' : 'expired') : m.expiry >= now ? 'parked' : 'ready';
           return { seq: m.seq, state, attempt: m.attempt, holder: m.holder, expiresAt: state === 'ready' ? null : m.expiry, key: m.key };
         }),
     }));
