@@ -14,6 +14,7 @@ import { transportBackends } from './support/backends.js';
 type Op =
   | { kind: 'publish'; group: number; priority: number }
   | { kind: 'claim'; visibility: number; minPriority: number }
+  | { kind: 'claimMany'; visibility: number; minPriority: number; max: number }
   | { kind: 'ack'; pick: number }
   | { kind: 'nack'; pick: number; delay: number }
   | { kind: 'advance'; ms: number };
@@ -21,13 +22,17 @@ type Op =
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('publish' as const), group: fc.nat(7), priority: fc.nat(4) }) },
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('claim' as const), visibility: fc.constantFrom(5, 10, 30), minPriority: fc.oneof(fc.constant(0), fc.nat(4)) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('claimMany' as const), visibility: fc.constantFrom(5, 10, 30), minPriority: fc.oneof(fc.constant(0), fc.nat(4)), max: fc.integer({ min: 1, max: 5 }) }),
+  },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('ack' as const), pick: fc.nat(20) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('nack' as const), pick: fc.nat(20), delay: fc.constantFrom(0, 0, 5, 15) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.constantFrom(1, 5, 10, 30) }) },
 );
 
 describe.each(transportBackends)('the seed SQL oracle: $name', (backend) => {
-  it('claims exactly what the seed claim SQL claims, every time', async () => {
+  it('claims exactly what the seed claim SQL claims, every time, one claim or a batch (claimMany)', async () => {
     let claims = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 20, maxLength: 80, size: 'max' }), async (ops) => {
@@ -49,6 +54,20 @@ describe.each(transportBackends)('the seed SQL oracle: $name', (backend) => {
               expect(lease?.seq ?? null).toBe(expected);
               if (expected !== null) claims++;
               if (lease) held.push(lease);
+            } else if (o.kind === 'claimMany') {
+              // claimMany(k) is k claims at one instant: the seed makes them one after another.
+              await h.clock.advance(1);
+              const at = h.clock.now();
+              const leases = await h.transport.claimMany('w', o.visibility, { minPriority: o.minPriority, max: o.max });
+              const expected: number[] = [];
+              for (let i = 0; i < o.max; i++) {
+                const seq = seed.claim('w', o.visibility, o.minPriority, at, at + i / o.max);
+                if (seq === null) break;
+                expected.push(seq);
+              }
+              expect(leases.map((l) => l.seq)).toEqual(expected);
+              claims += expected.length;
+              held.push(...leases);
             } else if (o.kind === 'ack' || o.kind === 'nack') {
               // Act only on leases still valid, as the seed has no fencing to compare.
               const live = held.filter((l) => l.expiresAt >= now);

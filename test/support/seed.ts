@@ -52,11 +52,16 @@ export class SeedSqlTransport {
       return seq;
     });
   }
-  claim(workerId: string, visibility: number, minPriority: number, now: number): number | null {
+  /**
+   * `claimedAt` (default `now`) is the time recorded as the group's last claim: several claims
+   * at one instant get increasing fractions of a millisecond, so the seed's time-based
+   * round-robin orders them as its claims would be ordered if time moved between them.
+   */
+  claim(workerId: string, visibility: number, minPriority: number, now: number, claimedAt = now): number | null {
     return this.db.transaction(() => {
       const row = this.claimStmt.get<{ seq: number; group_id: string }>(now, now, minPriority);
       if (!row) return null;
-      this.stmts.touch.run(now, row.group_id);
+      this.stmts.touch.run(claimedAt, row.group_id);
       this.stmts.lock.run(workerId, now + visibility, row.seq);
       return row.seq;
     });
