@@ -202,9 +202,11 @@ export class HostCore {
 
   /** Runs one call; the backends do all their work synchronously inside it, before it returns. */
   #apply({ call, journaled }: Queued): Promise<unknown> {
-    const target = (call.target === 'transport' ? this.#transportFor(call.queue) : this.store) as unknown as Record<string, Method>;
     this.#now = call.now;
     try {
+      // A queue's first call creates its transport (and its counters row): inside the try, so
+      // a failure there is this call's error alone.
+      const target = (call.target === 'transport' ? this.#transportFor(call.queue) : this.store) as unknown as Record<string, Method>;
       if (!CHANGING[call.target as 'transport' | 'store'].has(call.method)) return target[call.method]!(...call.args);
       if (!journaled) return target[call.method]!(...call.args).then((value) => this.#result(call, value));
       const answered = this.#readJournal.get<{ result: string | null }>(call.id);
