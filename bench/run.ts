@@ -1,11 +1,12 @@
 /**
- * `npm run bench [-- --quick] [-- --only=transport|store|memory]`: runs the Node benchmarks,
+ * `npm run bench [-- --quick] [-- --only=transport|queue|store|memory]`: runs the Node benchmarks,
  * prints Markdown tables and writes one JSON file per run to bench/results/ with the machine,
  * versions and parameters. `npm run bench` starts Node with `--expose-gc` for the memory figures.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchMemory } from './memory.js';
+import { benchQueue } from './queue.js';
 import { benchStore } from './store.js';
 import { benchTransport } from './transport.js';
 import { type BenchRow, table } from './lib.js';
@@ -23,6 +24,7 @@ const sections: [string, string, () => Promise<BenchRow[]>][] = [
     results['database size'] = bytes;
     return rows;
   }],
+  ['queue', 'ops/s', () => benchQueue({ quick })],
   ['store', 'ops/s', () => benchStore({ quick })],
   ['memory', 'bytes', () => benchMemory({ quick })],
 ];

@@ -188,10 +188,15 @@ const migrations: readonly string[] = [
     UNIQUE (queue, seq)
   );
 
+  -- Per queue: the last seq, the claim counter, and how many messages are queued, so stats()
+  -- counts without a scan (count(*) walked every message: 10–40 ms at 20k queued). Every
+  -- publish and claim writes this row anyway; a lone ack now writes it too (3 pages, was 2),
+  -- while ackAndClaim and batches pay nothing extra.
   CREATE TABLE lh_counters (
     queue    TEXT    PRIMARY KEY,
     last_seq INTEGER NOT NULL,
-    claims   INTEGER NOT NULL
+    claims   INTEGER NOT NULL,
+    queued   INTEGER NOT NULL DEFAULT 0
   ) WITHOUT ROWID;
 
   INSERT INTO lh_messages (queue, group_id, seq, event, key) SELECT 'default', group_id, seq, event, key FROM lh_messages_v3;
@@ -199,14 +204,17 @@ const migrations: readonly string[] = [
     SELECT 'default', group_id, priority, claim_order, first_seq, head_attempt, holder, locked_until FROM lh_groups_v3;
   INSERT INTO lh_dead_letters (id, queue, seq, group_id, priority, event, attempt, dead_at)
     SELECT id, 'default', seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters_v3;
-  INSERT INTO lh_counters (queue, last_seq, claims) SELECT 'default', last_seq, claims FROM lh_counters_v3;
+  INSERT INTO lh_counters (queue, last_seq, claims, queued) SELECT 'default', last_seq, claims, (SELECT count(*) FROM lh_messages_v3) FROM lh_counters_v3;
   DROP TABLE lh_messages_v3;
   DROP TABLE lh_groups_v3;
   DROP TABLE lh_dead_letters_v3;
   DROP TABLE lh_counters_v3;
 
   CREATE TRIGGER lh_seq_taken AFTER INSERT ON lh_messages BEGIN
-    UPDATE lh_counters SET last_seq = NEW.seq WHERE queue = NEW.queue;
+    UPDATE lh_counters SET last_seq = NEW.seq, queued = queued + 1 WHERE queue = NEW.queue;
+  END;
+  CREATE TRIGGER lh_message_gone AFTER DELETE ON lh_messages BEGIN
+    UPDATE lh_counters SET queued = queued - 1 WHERE queue = OLD.queue;
   END;
   CREATE TRIGGER lh_claim_counted AFTER UPDATE OF claim_order ON lh_groups BEGIN
     UPDATE lh_counters SET claims = NEW.claim_order WHERE queue = NEW.queue;

@@ -173,7 +173,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       deadLetter: p('SELECT seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters WHERE queue = ? AND seq = ?'),
       deleteDeadLetter: p('DELETE FROM lh_dead_letters WHERE queue = ? AND seq = ?'),
       redriveMessage: p('INSERT INTO lh_messages (queue, group_id, seq, event) SELECT ?1, ?2, last_seq + 1, ?3 FROM lh_counters WHERE queue = ?1 RETURNING seq'),
-      countMessages: p('SELECT count(*) AS n FROM lh_messages WHERE queue = ?'),
+      countMessages: p('SELECT queued AS n FROM lh_counters WHERE queue = ?'),
       countGroups: p(
         'SELECT count(*) AS groups, sum(locked_until IS NULL OR locked_until < ?2) AS ready, ' +
           'sum(holder IS NOT NULL AND locked_until >= ?2) AS leased, min(CASE WHEN locked_until >= ?2 THEN locked_until END) AS next ' +
