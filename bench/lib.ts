@@ -21,6 +21,7 @@ export function median(values: number[]): number {
 
 export function spreadOf(values: number[]): string {
   const m = median(values);
+  if (m === 0) return '–';
   const worst = Math.max(...values.map((v) => Math.abs(v - m)));
   return `±${Math.round((worst / m) * 100)}%`;
 }

@@ -1,12 +1,13 @@
-// The page half of the browser benchmark: exposes the in-worker benchmark and the public API
-// to the Playwright driver (bench/browser/run.ts).
+// The page half of the browser benchmark: exposes the in-worker benchmark, the raw file-handle
+// probe, the backlog filler and the page-side workloads to the Playwright driver (run.ts).
 import { openBrowserDatabase } from 'leasehold/browser';
-import type { WorkerRequest, WorkerResult } from './worker.js';
+import type { HandleRequest, HandleResult } from './handles.js';
+import type { FillRequest, WorkerRequest, WorkerResult } from './worker.js';
+import * as workloads from './workloads.js';
 
-function inWorker(request: WorkerRequest): Promise<WorkerResult[]> {
-  const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
+function run<T>(worker: Worker, request: unknown): Promise<T> {
   return new Promise((resolve, reject) => {
-    worker.onmessage = (event: MessageEvent<{ results?: WorkerResult[]; error?: string }>) => {
+    worker.onmessage = (event: MessageEvent<{ results?: T; error?: string }>) => {
       worker.terminate();
       if (event.data.error) reject(new Error(event.data.error));
       else resolve(event.data.results!);
@@ -15,5 +16,9 @@ function inWorker(request: WorkerRequest): Promise<WorkerResult[]> {
   });
 }
 
-Object.assign(window, { bench: { inWorker, openBrowserDatabase } });
+const inWorker = (request: WorkerRequest) => run<WorkerResult[]>(new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' }), request);
+const fill = (request: FillRequest) => run<[]>(new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' }), request);
+const handles = (request: HandleRequest) => run<HandleResult[]>(new Worker(new URL('./handles.ts', import.meta.url), { type: 'module' }), request);
+
+Object.assign(window, { bench: { inWorker, fill, handles, openBrowserDatabase, ...workloads } });
 document.querySelector('#status')!.textContent = 'ready';

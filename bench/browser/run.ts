@@ -1,21 +1,38 @@
 /**
  * `npm run bench:browser [-- --quick]`: the browser benchmarks, in headless Chromium driven by
- * Playwright. In the host worker's shoes (SqliteTransport straight on opfs-sahpool) beside the
- * floor, and through the public API from the owner tab and from a second, forwarding tab.
+ * Playwright, in two lanes measured in turns: a normal profile kept on disk (what users have:
+ * `launchPersistentContext` with a user-data dir outside the repository) — the headline — and a
+ * private (incognito) context, where Chromium keeps OPFS in memory and every file call is a
+ * round trip to the browser process. For each: what one file-handle call costs; SqliteTransport
+ * straight on opfs-sahpool in a worker beside the floor; and the public API from the owner tab
+ * and from a second, forwarding tab, with 1, 4 and 16 consumers (group commit), batches, both
+ * durabilities; and fair service with 8 loops forwarding from another tab.
  * Prints Markdown tables and writes bench/results/browser-<time>.json.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { chromium, type Page } from 'playwright';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright';
 import { build, preview } from 'vite';
 import { chromiumArgs, findChromium } from '../../scripts/chromium.mjs';
 import { sharedAliases } from '../../vite.config.ts';
-import { type BenchRow, median, spreadOf, table } from '../lib.js';
+import { type BenchRow, median, spreadOf, table, times } from '../lib.js';
+import { apiRows, type ApiSetup, fairness, type FairnessFigures } from './api.js';
 
 const quick = process.argv.includes('--quick');
 const runs = quick ? 3 : 5;
+const port = Number(process.env.BENCH_PORT ?? 4180);
 const root = new URL('.', import.meta.url).pathname;
 const outDir = new URL('../../.tmp/bench-browser/', import.meta.url).pathname;
+
+export interface Lane {
+  key: 'profile' | 'incognito';
+  label: string;
+  context: BrowserContext;
+  /** Operations per run relative to the profile lane: a private window is ~15× slower per commit. */
+  scale: number;
+  page?: Page;
+}
 
 await build({
   configFile: false,
@@ -26,92 +43,109 @@ await build({
   optimizeDeps: { exclude: ['@sqlite.org/sqlite-wasm'] },
   build: { outDir, emptyOutDir: true, target: 'es2022' },
 });
-const server = await preview({ configFile: false, root, logLevel: 'warn', build: { outDir }, preview: { host: '127.0.0.1', port: 4180, strictPort: true } });
-const url = 'http://127.0.0.1:4180/';
-const browser = await chromium.launch({ executablePath: await findChromium(), args: chromiumArgs });
-const rows: BenchRow[] = [];
-const row = (workload: string, backend: string, rates: number[], note?: string) =>
-  rows.push({ workload, backend, opsPerSec: median(rates), spread: spreadOf(rates), ...(note ? { note } : {}) });
+const server = await preview({ configFile: false, root, logLevel: 'warn', build: { outDir }, preview: { host: '127.0.0.1', port, strictPort: true } });
+const url = `http://127.0.0.1:${port}/`;
+const executablePath = await findChromium();
+// Outside the repository tree: OPFS files inside the project make file watchers burn CPU.
+const profileDir = mkdtempSync(join(os.tmpdir(), 'leasehold-bench-profile-'));
+const persistent = await chromium.launchPersistentContext(profileDir, { executablePath, args: chromiumArgs });
+const browser = await chromium.launch({ executablePath, args: chromiumArgs });
+const lanes: Lane[] = [
+  { key: 'profile', label: 'profile on disk', context: persistent, scale: 1 },
+  { key: 'incognito', label: 'private window (incognito)', context: await browser.newContext(), scale: 0.2 },
+];
 
-// One context: pages of one context share OPFS, Web Locks and BroadcastChannel, like tabs.
-const context = await browser.newContext();
-async function openPage(): Promise<Page> {
-  const page = await context.newPage();
+export async function openPage(lane: Lane): Promise<Page> {
+  const page = await lane.context.newPage();
   await page.goto(url);
   await page.locator('#status', { hasText: 'ready' }).waitFor();
   return page;
 }
 
+const handleRows: BenchRow[] = [];
+const workerRows: BenchRow[] = [];
+let api: { rows: BenchRow[]; setups: ApiSetup[] } = { rows: [], setups: [] };
+const fair: FairnessFigures[] = [];
+const ops = (lane: Lane, n: number) => Math.max(20, Math.round(n * lane.scale * (quick ? 0.4 : 1)));
+
 try {
-  const page = await openPage();
-  // --quick (under two minutes): one backlog and fewer operations, most of all with `full`,
-  // where every commit waits for the disk.
-  for (const backlog of process.argv.includes('--api-only') ? [] : quick ? [1_000] : [1_000, 10_000, 100_000]) {
-    process.stderr.write(`in-worker, backlog ${backlog}… `);
-    const request = { backlog, groups: 100, ops: quick ? 300 : 500, fullOps: quick ? 40 : 100, runs };
-    const results = await page.evaluate((r) => (window as any).bench.inWorker(r), request);
-    for (const r of results as { label: string; rates: number[] }[]) row(`backlog ${backlog.toLocaleString('en-US')}, 100 groups`, r.label, r.rates);
-    process.stderr.write('done\n');
+  for (const lane of lanes) lane.page = await openPage(lane);
+
+  process.stderr.write('file handles… ');
+  const handleRates = new Map<string, number[]>();
+  for (let round = 0; round <= runs; round++) {
+    for (const lane of lanes) {
+      const results = await lane.page!.evaluate((r) => (window as any).bench.handles(r), { calls: ops(lane, 2_000), runs: 1 });
+      if (round === 0) continue;
+      for (const r of results as { label: string; micros: number[] }[]) {
+        const key = `${lane.label}: ${r.label}`;
+        handleRates.set(key, [...(handleRates.get(key) ?? []), ...r.micros]);
+      }
+    }
+  }
+  for (const [key, micros] of handleRates) handleRows.push(row('one FileSystemSyncAccessHandle call', key, micros));
+  process.stderr.write('done\n');
+
+  const backlogs = quick ? [1_000] : [1_000, 10_000, 100_000];
+  const floors = new Map<string, number>();
+  for (const backlog of backlogs) {
+    for (const lane of lanes) {
+      // The private window only at the headline backlog: it is slow, and its cost does not grow with the backlog.
+      if (lane.key === 'incognito' && backlog !== backlogs.at(-1)) continue;
+      process.stderr.write(`in-worker, ${lane.key}, backlog ${backlog}… `);
+      const request = { backlog, groups: 100, ops: ops(lane, 2_000), fullOps: ops(lane, 500), runs };
+      const results = (await lane.page!.evaluate((r) => (window as any).bench.inWorker(r), request)) as { label: string; rates: number[] }[];
+      for (const r of results) {
+        const floorKey = `${lane.key} ${r.label.match(/durability \w+/)?.[0]}`;
+        if (r.label.startsWith('floor')) floors.set(floorKey, median(r.rates));
+        const floor = floors.get(floorKey);
+        const note = !r.label.startsWith('floor') && floor ? `${times(median(r.rates), floor)} the floor pair rate` : undefined;
+        workerRows.push(row(`in the worker, ${lane.label}, backlog ${backlog.toLocaleString('en-US')}, 100 groups`, r.label, r.rates, note));
+      }
+      process.stderr.write('done\n');
+    }
   }
 
-  // Through the public API: the owner tab's calls go page → its host worker; the second tab's go
-  // page → its host → BroadcastChannel → the owner's host and back.
-  process.stderr.write('through openBrowserDatabase… ');
-  const second = await openPage();
-  const name = `rpc-${Date.now().toString(36)}`;
-  const open = (p: Page) => p.evaluate(async (name) => ((window as any).db = await (window as any).bench.openBrowserDatabase({ name })), name);
-  await open(page);
-  await open(second);
-  const publishOps = quick ? 1_000 : 2_000;
-  const rpcBacklog = `~${((runs + 1) * publishOps).toLocaleString('en-US')}`;
-  const publishRates: number[] = await page.evaluate(async ({ runs, ops }) => {
-    const { db } = window as any;
-    const rates = [];
-    for (let run = 0; run <= runs; run++) {
-      const start = performance.now();
-      for (let i = 0; i < ops; i++) await db.transport.publish(`g${i % 100}`, { n: i, note: 'x'.repeat(60) });
-      if (run > 0) rates.push((ops / (performance.now() - start)) * 1000);
-    }
-    return rates;
-  }, { runs, ops: publishOps });
-  row(`publish, backlog ≥ ${quick ? '1,000' : '2,000'}`, 'openBrowserDatabase, owner tab', publishRates);
-  const claimAck = (p: Page) =>
-    p.evaluate(async (ops) => {
-      const { db } = window as any;
-      let elapsed = 0;
-      for (let i = 0; i < ops; i++) {
-        const start = performance.now();
-        const lease = await db.transport.claim('bench', 30_000);
-        if (!lease) throw new Error(`nothing to claim: ${JSON.stringify((await db.transport.inspect()).groups.slice(0, 2))}`);
-        await db.transport.ack(lease);
-        elapsed += performance.now() - start;
-        await db.transport.publish(`g${i % 100}`, { n: i, note: 'x'.repeat(60) });
-      }
-      return (ops / elapsed) * 1000;
-    }, quick ? 250 : 500);
-  const local: number[] = [];
-  const forwarded: number[] = [];
-  await claimAck(page);
-  await claimAck(second);
-  for (let run = 0; run < runs; run++) {
-    // Alternate the two so drift on a shared machine hits both alike.
-    local.push(await claimAck(page));
-    forwarded.push(await claimAck(second));
-  }
-  row(`claim+ack, backlog ${rpcBacklog}, 100 groups`, 'openBrowserDatabase, owner tab', local);
-  row(`claim+ack, backlog ${rpcBacklog}, 100 groups`, 'openBrowserDatabase, second tab (forwarded)', forwarded, `${(median(local) / median(forwarded)).toFixed(2)}× the owner's cost`);
-  process.stderr.write('done\n');
+  api = await apiRows(lanes, { runs, quick, ops, openPage, floors });
+  for (const lane of lanes) fair.push(await fairness(lane, api.setups.find((s) => s.lane === lane && s.durability === 'normal')!));
 } finally {
+  await persistent.close();
   await browser.close();
+  rmSync(profileDir, { recursive: true, force: true });
   await new Promise<void>((resolve) => server.httpServer.close(() => resolve()));
 }
 
-console.log(`\n### browser (Chromium ${browser.version()})\n\n${table(rows)}`);
+function row(workload: string, backend: string, rates: number[], note?: string): BenchRow {
+  return { workload, backend, opsPerSec: median(rates), spread: spreadOf(rates), rates, ...(note ? { note } : {}) };
+}
+
+const fairTable = [
+  '| lane | owner\'s own publish p50 / p99 (ms) | forwarded publish p50 / p99 (ms) | own p99 ÷ forwarded p99 | close() (ms) |',
+  '| --- | ---: | ---: | ---: | ---: |',
+  ...fair.map((f) => `| ${f.lane} | ${f.ownP50} / ${f.ownP99} | ${f.forwardedP50} / ${f.forwardedP99} | ${(f.ownP99 / f.forwardedP99).toFixed(2)} | ${f.closeMs} |`),
+].join('\n');
+console.log(`\n### browser (Chromium ${browser.version()}${quick ? ', --quick' : ''})\n`);
+console.log(`${table(handleRows, 'µs per call')}\n\n${table(workerRows)}\n\n${table(api.rows, 'messages/s')}\n\n**fair service: 8 loops forwarding from a second tab, the owner tab publishing one at a time**\n\n${fairTable}`);
 const started = new Date();
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
 const file = new URL(`../results/browser-${started.toISOString().replace(/[:.]/g, '-')}.json`, import.meta.url);
 writeFileSync(
   file,
-  JSON.stringify({ started: started.toISOString(), quick, runs, machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version }, chromium: browser.version(), rows }, null, 2),
+  JSON.stringify(
+    {
+      started: started.toISOString(),
+      quick,
+      runs,
+      machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, load: os.loadavg(), node: process.version },
+      chromium: browser.version(),
+      handles: handleRows,
+      worker: workerRows,
+      api: api.rows,
+      fairness: fair,
+    },
+    null,
+    2,
+  ),
 );
 console.log(`\nwrote ${file.pathname}`);
+
