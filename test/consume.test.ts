@@ -3,6 +3,7 @@ import { ManualClock } from '../src/clock.js';
 import { consume } from '../src/consume/consume.js';
 import { retryDelay } from '../src/consume/options.js';
 import type { ConsumeOptions, HandlerContext } from '../src/consume/types.js';
+import { LeaseLostError } from '../src/errors.js';
 import { InMemoryTransport } from '../src/transport/memory.js';
 import { describeConsume, until } from './conformance/consume.js';
 import { transportBackends } from './support/backends.js';
@@ -71,6 +72,25 @@ describe('consume() options', () => {
     expect(context!.signal).toBeInstanceOf(AbortSignal);
     expectTypeOf(context!.signal).toEqualTypeOf<AbortSignal>();
     await consumer.stop();
+  });
+});
+
+describe('the handler signal', () => {
+  it('is made on first read, and a signal first read after the lease was lost is already aborted', async () => {
+    const clock = new ManualClock(1000);
+    const scheduler = new ManualScheduler(clock);
+    const t = new InMemoryTransport({ clock: clock.now });
+    await t.publish('g', 1);
+    let context: HandlerContext | undefined;
+    const consumer = consume(t, (_e, _l, c) => ((context = c), new Promise(() => {})), { clock: clock.now, scheduler, visibilityMs: 1000, onError: () => {} });
+    await until(() => context !== undefined);
+    clock.advance(1001);
+    await t.claim('other', 1000);
+    await scheduler.advance(0); // the renewal finds the lease gone
+    await until(() => consumer.lost === 0 && consumer.active === 1);
+    expect(context!.signal.aborted).toBe(true);
+    expect(context!.signal.reason).toBeInstanceOf(LeaseLostError);
+    await consumer.stop({ graceMs: 0 });
   });
 });
 

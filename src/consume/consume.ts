@@ -52,6 +52,7 @@ class Consuming<E> implements Consumer {
   #wake: (() => void) | undefined;
   #graceEnds = Infinity;
   #graceTimer: unknown;
+  #renewTimer: unknown;
   #finished = false;
   readonly #stopped: () => void;
 
@@ -72,6 +73,7 @@ class Consuming<E> implements Consumer {
       unsubscribe();
       cfg.signal?.removeEventListener('abort', onAbort);
       cfg.scheduler.clearTimeout(this.#graceTimer);
+      cfg.scheduler.clearTimeout(this.#renewTimer);
     };
     if (cfg.signal?.aborted) void this.stop();
     this.done = this.#pump();
@@ -145,6 +147,7 @@ class Consuming<E> implements Consumer {
     for (const lease of leases) {
       const job = new Job(this.#cfg, lease, this.#Controller);
       this.#jobs.add(job);
+      this.#armRenewal();
       if (this.stopping) this.#release(job);
       else void this.#run(job, lease);
     }
@@ -154,13 +157,13 @@ class Consuming<E> implements Consumer {
   async #run(job: Job<E>, lease: Lease<E>): Promise<void> {
     let failure: { error: unknown } | undefined;
     try {
-      await this.#cfg.handler(lease.event, lease, { signal: job.signal });
+      await this.#cfg.handler(lease.event, lease, job.context);
     } catch (error) {
       failure = { error };
     }
     if (job.released) return;
     job.settling = true;
-    await job.stopRenewal();
+    await job.renewed();
     if (job.released) return;
     if (job.lost) return this.#drop(job, () => (this.lost += 1));
     if (!failure) {
@@ -178,6 +181,29 @@ class Consuming<E> implements Consumer {
     count?.();
     this.#jobs.delete(job);
     this.#kick();
+  }
+
+  /**
+   * One timer for every lease held (not one per message): each quarter visibility it extends
+   * the leases with half their visibility or less left, so each is renewed at about half its
+   * visibility with a quarter to spare. Armed only while leases are held.
+   */
+  #armRenewal(): void {
+    if (this.#renewTimer !== undefined) return;
+    const { scheduler, visibilityMs, clock } = this.#cfg;
+    this.#renewTimer = scheduler.setTimeout(() => {
+      this.#renewTimer = undefined;
+      if (this.#jobs.size === 0) return;
+      let now: number;
+      try {
+        now = readClock(clock);
+      } catch (error) {
+        this.#cfg.onError(error, { phase: 'extend' });
+        return this.#armRenewal();
+      }
+      for (const job of this.#jobs) if (job.due(now)) job.renew();
+      this.#armRenewal();
+    }, visibilityMs / 4);
   }
 
   /** Runs an ack or nack of `job`'s lease, reporting a failure; true if it landed. */
@@ -284,7 +310,7 @@ class Consuming<E> implements Consumer {
     job.released = true;
     job.abort();
     void (async () => {
-      await job.stopRenewal();
+      await job.renewed();
       if (await this.#settle(job, 'nack', this.#cfg.transport.nack(job.lease, 0))) this.released += 1;
       this.#drop(job);
     })();

@@ -1,13 +1,14 @@
 /**
  * One lease a consumer holds, from its claim to its ack or nack: the handler's abort signal and
- * the renewal that keeps the lease alive while the handler runs (an extend every half
- * visibility, on the injected scheduler, so tests move it with a manual clock).
+ * the renewal that keeps the lease alive while the handler runs. The consumer's renewal tick
+ * calls `renew()`; the signal's AbortController is made only if the handler reads `signal`
+ * (making one per message was the largest cost of a consumer whose handlers ignore it).
  * @internal
  */
 import { ClosedError, LeaseLostError } from '../errors.js';
 import type { Lease } from '../transport/contract.js';
 import type { ConsumeConfig } from './options.js';
-import type { ConsumeSignal } from './types.js';
+import type { ConsumeSignal, HandlerContext } from './types.js';
 
 interface AbortControllerLike {
   readonly signal: ConsumeSignal;
@@ -30,66 +31,72 @@ export class Job<E> {
   lost = false;
   /** `stop()` gave the lease back: nothing the handler does afterwards counts. */
   released = false;
-  /** The handler has returned: the lease is being acked or nacked, `stop()` leaves it be. */
+  /** The handler has returned: the lease is being acked or nacked, and is renewed no more. */
   settling = false;
+  /** What the handler receives; `signal` is made on first read. */
+  readonly context: HandlerContext;
   readonly #cfg: ConsumeConfig<E>;
-  readonly #controller: AbortControllerLike;
-  #timer: unknown;
+  readonly #Controller: AbortControllerClass;
+  #controller: AbortControllerLike | undefined;
+  #abort: { reason: unknown } | undefined;
   #pending: Promise<void> | undefined;
-  #renewing = true;
 
   constructor(cfg: ConsumeConfig<E>, lease: Lease<E>, Controller: AbortControllerClass) {
     this.#cfg = cfg;
     this.lease = lease;
-    this.#controller = new Controller();
-    this.#schedule();
+    this.#Controller = Controller;
+    const job = this;
+    this.context = {
+      get signal() {
+        return job.#signal();
+      },
+    };
   }
 
-  get signal(): ConsumeSignal {
+  #signal(): ConsumeSignal {
+    if (!this.#controller) {
+      this.#controller = new this.#Controller();
+      if (this.#abort) this.#controller.abort(this.#abort.reason);
+    }
     return this.#controller.signal;
   }
 
   /** Aborts the handler's signal (`reason` undefined: the host's AbortError). */
   abort(reason?: unknown): void {
-    this.#controller.abort(reason);
+    if (this.#abort) return;
+    this.#abort = { reason };
+    this.#controller?.abort(reason);
   }
 
-  /** Stops renewing and waits for an extend already under way, so `lease` and `lost` are final. */
-  async stopRenewal(): Promise<void> {
-    if (this.#renewing) {
-      this.#renewing = false;
-      this.#cfg.scheduler.clearTimeout(this.#timer);
-    }
+  /** Whether the renewal tick should extend the lease now (at `now`, by the transport's clock). */
+  due(now: number): boolean {
+    return !this.settling && !this.released && !this.lost && !this.#pending && this.lease.expiresAt - now <= this.#cfg.visibilityMs / 2;
+  }
+
+  /** Waits for an extend already under way, so `lease` and `lost` are final. */
+  async renewed(): Promise<void> {
     await this.#pending;
   }
 
-  #schedule(): void {
-    this.#timer = this.#cfg.scheduler.setTimeout(() => this.#renew(), this.#cfg.visibilityMs / 2);
-  }
-
-  #renew(): void {
-    if (!this.#renewing) return;
+  renew(): void {
     const { transport, visibilityMs, onError } = this.#cfg;
     this.#pending = transport.extend(this.lease, visibilityMs).then(
       (renewed) => {
         this.lease = renewed;
       },
       (error: unknown) => {
-        if (this.released) return;
+        if (this.released || this.settling) return;
         onError(error, { phase: 'extend', lease: this.lease });
         if (error instanceof LeaseLostError) {
           this.lost = true;
           this.abort(error);
         } else if (error instanceof ClosedError) {
-          this.#renewing = false;
+          this.lost = true; // nothing can be acked any more: treat it as gone
         }
         // Any other failure (a busy database) is retried next tick; if the lease runs out
         // meanwhile but nobody claims the message, the ack still lands.
       },
     );
-    void this.#pending.then(() => {
-      this.#pending = undefined;
-      if (this.#renewing && !this.lost) this.#schedule();
-    });
+    void this.#pending.then(() => (this.#pending = undefined));
   }
 }

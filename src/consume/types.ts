@@ -62,7 +62,10 @@ export interface ConsumeErrorInfo<E = unknown> {
 export interface ConsumeOptions<E = unknown> {
   /** Names this consumer in leases (non-empty). Default: `consume-` and a random id. */
   workerId?: string;
-  /** How long a claim holds a message before another worker may take it over (> 0). Default 30 000. Renewed every `visibilityMs / 2` while the handler runs. */
+  /**
+   * How long a claim holds a message before another worker may take it over (> 0). Default
+   * 30 000. While the handler runs the lease is extended when about half of it is left.
+   */
   visibilityMs?: number;
   /** Messages handled at once, each of a different group (integer 1–1000). Default 1. */
   concurrency?: number;
