@@ -53,6 +53,9 @@ class Consuming<E> implements Consumer {
   #graceEnds = Infinity;
   #graceTimer: unknown;
   #renewTimer: unknown;
+  /** The last `nextReadyAt` read, and when (the consumer's clock). */
+  #readyAt: number | null = null;
+  #readyRead = -Infinity;
   #finished = false;
   readonly #stopped: () => void;
 
@@ -173,6 +176,7 @@ class Consuming<E> implements Consumer {
     this.failed += 1;
     this.#cfg.onError(failure.error, { phase: 'handler', lease: job.lease });
     await this.#settle(job, 'nack', this.#cfg.transport.nack(job.lease, retryDelay(this.#cfg.backoff, lease.attempt, this.#cfg.random)));
+    this.#readyRead = -Infinity; // a new park: the next idle wait reads when it ends
     this.#drop(job);
   }
 
@@ -274,9 +278,8 @@ class Consuming<E> implements Consumer {
     let delay = Infinity;
     let polling = false;
     if (withTimer) {
-      const notices = this.#notices;
-      const readyAt = await nextReadyAt(this.#cfg.transport, (error) => this.#failed(error, 'stats'));
-      if (this.#maybeWork || this.stopping || this.#acks.length > 0 || notices !== this.#notices) return;
+      const readyAt = await this.#nextReadyAt();
+      if (this.#maybeWork || this.stopping || this.#acks.length > 0) return;
       delay = this.#idleMs;
       polling = true;
       if (readyAt !== null) {
@@ -299,6 +302,19 @@ class Consuming<E> implements Consumer {
     if (!fired) return;
     this.#maybeWork = true;
     if (polling) this.#idleMs = Math.min(this.#idleMs * 2, idleMaxMs);
+  }
+
+  /**
+   * When the transport next frees a lease or park (`stats().nextReadyAt`), read at most once per
+   * `idleMinMs`: a consumer with more slots than busy groups goes idle after every message, and
+   * counting groups is not free on a large queue.
+   */
+  async #nextReadyAt(): Promise<number | null> {
+    const now = readClock(this.#cfg.clock);
+    if (now - this.#readyRead < this.#cfg.idleMinMs && (this.#readyAt === null || this.#readyAt > now)) return this.#readyAt;
+    this.#readyRead = now;
+    this.#readyAt = await nextReadyAt(this.#cfg.transport, (error) => this.#failed(error, 'stats'));
+    return this.#readyAt;
   }
 
   /** After the grace: abort every handler still running and give its lease back at once. */
