@@ -180,10 +180,19 @@ class Consuming<E> implements Consumer {
     this.#drop(job);
   }
 
+  /** The job's lease is settled; with no lease left, no renewal tick either. */
+  #forget(job: Job<E>): void {
+    this.#jobs.delete(job);
+    if (this.#jobs.size === 0 && this.#renewTimer !== undefined) {
+      this.#cfg.scheduler.clearTimeout(this.#renewTimer);
+      this.#renewTimer = undefined;
+    }
+  }
+
   /** The job's lease is no longer ours: free its slot. */
   #drop(job: Job<E>, count?: () => void): void {
     count?.();
-    this.#jobs.delete(job);
+    this.#forget(job);
     this.#kick();
   }
 
@@ -234,13 +243,13 @@ class Consuming<E> implements Consumer {
     try {
       const next = await transport.ackAndClaim(job.lease, workerId, visibilityMs, { minPriority });
       this.handled += 1;
-      this.#jobs.delete(job);
+      this.#forget(job);
       if (next) this.#start([next]);
       else if (notices === this.#notices) this.#maybeWork = false;
     } catch (error) {
       this.#failed(error, 'ack', job.lease);
       if (error instanceof LeaseLostError) this.lost += 1;
-      this.#jobs.delete(job);
+      this.#forget(job);
     }
   }
 
@@ -248,7 +257,7 @@ class Consuming<E> implements Consumer {
     const { acked, lost } = await this.#ops.ackMany(jobs.map((job) => job.lease), (error, lease) => this.#failed(error, 'ack', lease));
     this.handled += acked;
     this.lost += lost;
-    for (const job of jobs) this.#jobs.delete(job);
+    for (const job of jobs) this.#forget(job);
     // Acks free their groups' next messages: worth a claim even after an empty one.
     this.#maybeWork = true;
     if (free > 0) await this.#claim(free);

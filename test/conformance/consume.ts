@@ -13,7 +13,7 @@ import { flush, ManualScheduler } from '../support/runtime-scheduler.js';
 import type { TransportFactory, TransportHarness } from './transport.js';
 
 /** Lets in-flight work settle, turn by turn, until `ready()` holds (or fails the test). */
-export async function until(ready: () => boolean | Promise<boolean>, what = 'the condition', turns = 500): Promise<void> {
+export async function until(ready: () => boolean | Promise<boolean>, what = 'the condition', turns = 5000): Promise<void> {
   for (let i = 0; i < turns; i++) {
     if (await ready()) return;
     await flush();
@@ -120,12 +120,13 @@ export function describeConsume(name: string, make: TransportFactory): void {
       const leased = (await t.inspect()).groups.filter((g) => g.messages[0]!.state === 'leased');
       expect(leased).toHaveLength(4);
       expect(consumer.active).toBe(4);
-      while (consumer.handled < 18) {
+      for (let released = 0; released < 18; released++) {
         await until(() => running.size > 0, 'a handler running');
         running.values().next().value!();
         await flush();
         expect(running.size).toBeLessThanOrEqual(4);
       }
+      await until(() => consumer.handled === 18, 'the last acks');
       expect(most).toBe(4);
       expect(overlaps).toEqual([]);
       expect((await t.inspect()).groups).toEqual([]);
@@ -153,6 +154,7 @@ export function describeConsume(name: string, make: TransportFactory): void {
         await until(() => consumer.failed === attempt, `failure ${attempt}`);
         const parked = (await t.inspect()).groups[0]!.messages[0]!;
         expect(parked).toMatchObject({ seq, state: 'parked', attempt, expiresAt: h.clock.now() + delay });
+        await until(() => scheduler.pending === 1, 'the wake-up at the park end');
         await scheduler.advance(delay); // the park holds through its last millisecond
         expect(attempts).toHaveLength(attempt);
         await scheduler.advance(1);
@@ -282,6 +284,7 @@ export function describeConsume(name: string, make: TransportFactory): void {
       const consumer = start(() => {}, { idleMinMs: 100, idleMaxMs: 400 }, s.transport);
       await until(() => claimCalls(s) === 1, 'the first claim');
       const claimsAfter = async (ms: number) => {
+        await until(() => scheduler.pending === 1, 'the idle timer'); // a remote transport answers in its own time
         await scheduler.advance(ms - 1);
         const before = claimCalls(s);
         await scheduler.advance(1);
@@ -302,6 +305,7 @@ export function describeConsume(name: string, make: TransportFactory): void {
       const crashed = (await t.claim('crashed', 5000))!;
       const seen: Lease[] = [];
       const consumer = start((_event, lease) => void seen.push(lease), { idleMinMs: 60_000, idleMaxMs: 60_000 });
+      await until(() => scheduler.pending === 1, 'the wake-up at the lease end');
       await scheduler.advance(5000); // the lease holds through expiresAt
       expect(seen).toEqual([]);
       await scheduler.advance(1);
@@ -356,7 +360,7 @@ export function describeConsume(name: string, make: TransportFactory): void {
 
     it('stops when its transport is closed under it', async () => {
       const consumer = start(() => {}, { idleMinMs: 100 });
-      await flush();
+      await until(() => scheduler.pending === 1, 'the idle timer');
       await t.close();
       await scheduler.advance(100);
       await consumer.done;
