@@ -335,6 +335,7 @@ export function describeConsume(name: string, make: TransportFactory): void {
       await until(() => errors.length === 1, 'the reported failure');
       expect(errors[0]).toMatchObject({ phase: 'claim', error: { message: 'disk hiccup' } });
       expect(consumer.handled).toBe(0);
+      await until(() => scheduler.pending === 1, 'the idle timer');
       await scheduler.advance(100);
       await until(() => consumer.handled === 1, 'the message, on the next try');
     });
