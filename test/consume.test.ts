@@ -52,7 +52,7 @@ describe('consume() options', () => {
   });
 
   it('rejects a transport or handler that is not one', () => {
-    expect(() => consume({ claim() {} } as never, () => {})).toThrow(/transport must implement ack\(\)/);
+    expect(() => consume({ claim() {} } as never, () => {})).toThrow(/transport must implement claimMany\(\)/);
     expect(() => consume(null as never, () => {})).toThrow(TypeError);
     expect(() => consume(transport, 'handler' as never)).toThrow(/handler must be a function/);
   });

@@ -9,7 +9,7 @@ import { isChangeNotifier, type Lease, type Transport } from '../transport/contr
 import { readClock } from '../validate.js';
 import { abortControllerClass, Job } from './job.js';
 import { checkGrace, type ConsumeConfig, resolveConsume, retryDelay } from './options.js';
-import { batchOps, nextReadyAt } from './batch.js';
+import { ackAll, claimUpTo, nextReadyAt } from './batch.js';
 import type { ConsumeHandler, ConsumeOptions, Consumer } from './types.js';
 
 /**
@@ -38,7 +38,6 @@ class Consuming<E> implements Consumer {
   released = 0;
   stopping = false;
   readonly #cfg: ConsumeConfig<E>;
-  readonly #ops: ReturnType<typeof batchOps<E>>;
   readonly #Controller = abortControllerClass();
   /** Every lease held: handlers running, and finished ones waiting for their ack. */
   readonly #jobs = new Set<Job<E>>();
@@ -61,7 +60,6 @@ class Consuming<E> implements Consumer {
 
   constructor(cfg: ConsumeConfig<E>) {
     this.#cfg = cfg;
-    this.#ops = batchOps(cfg.transport);
     this.#idleMs = cfg.idleMinMs;
     const onAbort = () => void this.stop();
     cfg.signal?.addEventListener('abort', onAbort);
@@ -254,7 +252,7 @@ class Consuming<E> implements Consumer {
   }
 
   async #ackAll(jobs: Job<E>[], free: number): Promise<void> {
-    const { acked, lost } = await this.#ops.ackMany(jobs.map((job) => job.lease), (error, lease) => this.#failed(error, 'ack', lease));
+    const { acked, lost } = await ackAll(this.#cfg.transport, jobs.map((job) => job.lease), (error, lease) => this.#failed(error, 'ack', lease));
     this.handled += acked;
     this.lost += lost;
     for (const job of jobs) this.#forget(job);
@@ -268,7 +266,7 @@ class Consuming<E> implements Consumer {
     const notices = this.#notices;
     let leases: Lease<E>[];
     try {
-      leases = await this.#ops.claimMany(workerId, visibilityMs, free, minPriority);
+      leases = await claimUpTo(this.#cfg.transport, workerId, visibilityMs, free, minPriority);
     } catch (error) {
       this.#failed(error, 'claim');
       this.#maybeWork = false; // try again after the idle back-off, not at once
