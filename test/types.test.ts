@@ -17,6 +17,7 @@ import {
   type TimeoutEvent,
   type Transport,
 } from 'leasehold';
+import { openBrowserDatabase, type BrowserDatabase } from 'leasehold/browser';
 
 // Declared as type aliases, without index signatures: a misspelt field is an error.
 type OrderEvent = { id: string; type: 'place'; total: number } | { id: string; type: 'pay'; amount: number };
@@ -90,5 +91,28 @@ describe('a typed runtime', () => {
     expectTypeOf<Runtime>().toEqualTypeOf<Runtime<import('leasehold').Execution, RuntimeEvent>>();
     expectTypeOf(plain.send).toBeCallableWith('x', { anything: 1 });
     expect(plain.workerId).toBe('w');
+  });
+});
+
+describe('a typed browser database', () => {
+  // Never called: a browser database needs a page; only its types are under test here.
+  async function page(db: BrowserDatabase<OrderEvent, Order>) {
+    const lease = await db.transport.claim('tab', 30_000);
+    if (lease?.event.type === 'pay') expectTypeOf(lease.event.amount).toEqualTypeOf<number>();
+    expectTypeOf(await db.store.load('order-1')).toEqualTypeOf<Order | undefined>();
+    // @ts-expect-error `totl` is not a field of the place event
+    await db.transport.publish('order-1', { id: 'e1', type: 'place', totl: 5 });
+    // A named queue has its own event type, unknown unless given.
+    expectTypeOf(await db.queue('mail').claim('tab', 1000)).toEqualTypeOf<Lease<unknown> | null>();
+    expectTypeOf(await db.queue<{ to: string }>('mail').claim('tab', 1000)).toEqualTypeOf<Lease<{ to: string }> | null>();
+    // The runtime takes both types from the database.
+    const runtime = new Runtime({ store: db.store, transport: db.transport, workerId: 'tab', visibilityMs: 30_000, handler() {} });
+    expectTypeOf(runtime).toEqualTypeOf<Runtime<Order, OrderEvent>>();
+  }
+
+  it('openBrowserDatabase<E, X>() gives a transport of E and a store of X', () => {
+    expectTypeOf(openBrowserDatabase<OrderEvent, Order>).returns.toEqualTypeOf<Promise<BrowserDatabase<OrderEvent, Order>>>();
+    expectTypeOf(openBrowserDatabase).returns.toEqualTypeOf<Promise<BrowserDatabase<unknown, import('leasehold').Execution>>>();
+    expect(typeof page).toBe('function');
   });
 });

@@ -41,20 +41,23 @@ export interface BrowserDatabaseOptions {
   createWorker?: () => Worker;
 }
 
-/** An open browser database. */
-export interface BrowserDatabase {
+/**
+ * An open browser database. `E` is the default queue's event type and `X` the store's execution
+ * type, as given to {@link openBrowserDatabase}: leases and loads carry them with no cast.
+ */
+export interface BrowserDatabase<E = unknown, X extends Execution = Execution> {
   readonly name: string;
   /** The default queue, over the shared database. Also a {@link ChangeNotifier}: notices come from every tab. */
-  readonly transport: Transport & ChangeNotifier;
+  readonly transport: Transport<E> & ChangeNotifier;
   /**
    * Another named queue in the same database: independent of the others (own groups, seqs,
    * round-robin order, keys, dead letters, stats and change notices). `queue('default')` is
-   * {@link transport}'s queue. Created on its first call.
+   * {@link transport}'s queue. Created on its first call. `Q` is its event type (its own, not `E`).
    * @throws TypeError / RangeError if `name` is not a non-empty string.
    */
-  queue(name: string): Transport & ChangeNotifier;
+  queue<Q = unknown>(name: string): Transport<Q> & ChangeNotifier;
   /** The execution store, over the same database. */
-  readonly store: ExecutionStore;
+  readonly store: ExecutionStore<X>;
   /** Which tab owns the database file right now. */
   owner(): Promise<OwnerInfo>;
   /** Calls `listener` whenever ownership moves (a tab took over after the owner closed). Returns unsubscribe. */
@@ -66,14 +69,16 @@ export interface BrowserDatabase {
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
- * Opens (creating if needed) the database `name` in this tab.
+ * Opens (creating if needed) the database `name` in this tab. The type arguments are the app's
+ * own: `openBrowserDatabase<OrderEvent, Order>({ name })` gives a `Transport<OrderEvent>` and an
+ * `ExecutionStore<Order>` (nothing checks stored data against them at run time).
  *
  * @throws TypeError / RangeError for bad options.
  * @throws StorageError when the database cannot be opened: OPFS unavailable (not a secure
  *   context), quota exceeded, a file that is not a database, or a tab that holds it and does
  *   not answer. The message says what to do.
  */
-export async function openBrowserDatabase(options: BrowserDatabaseOptions): Promise<BrowserDatabase> {
+export async function openBrowserDatabase<E = unknown, X extends Execution = Execution>(options: BrowserDatabaseOptions): Promise<BrowserDatabase<E, X>> {
   checkObject('options', options);
   if (typeof options.name !== 'string') throw new TypeError('options.name must be a string');
   if (!NAME.test(options.name)) throw new RangeError(`options.name must be 1–64 letters, digits, '-' or '_', got ${JSON.stringify(options.name)}`);
@@ -99,12 +104,12 @@ export async function openBrowserDatabase(options: BrowserDatabaseOptions): Prom
   }
   return {
     name: options.name,
-    transport: transportProxy(connection, DEFAULT_QUEUE),
-    queue: (name) => {
+    transport: transportProxy<E>(connection, DEFAULT_QUEUE),
+    queue: <Q>(name: string) => {
       checkId('name', name);
-      return transportProxy(connection, name);
+      return transportProxy<Q>(connection, name);
     },
-    store: storeProxy(connection),
+    store: storeProxy<X>(connection),
     owner: () => connection.call('host', 'owner', []) as Promise<OwnerInfo>,
     onOwnerChange: (listener) => connection.ownerListeners.add(listener),
     close: () => connection.close(),
@@ -241,7 +246,7 @@ class ListenerSet<A extends unknown[]> {
   }
 }
 
-function transportProxy(connection: Connection, queue: string): Transport & ChangeNotifier {
+function transportProxy<E>(connection: Connection, queue: string): Transport<E> & ChangeNotifier {
   let closed = false;
   const call = (method: string, args: unknown[]) =>
     closed ? Promise.reject(new ClosedError('transport')) : connection.call('transport', method, args, queue);
@@ -268,7 +273,7 @@ function transportProxy(connection: Connection, queue: string): Transport & Chan
   };
 }
 
-function storeProxy(connection: Connection): ExecutionStore {
+function storeProxy<X extends Execution>(connection: Connection): ExecutionStore<X> {
   let closed = false;
   const call = (method: string, args: unknown[]) => (closed ? Promise.reject(new ClosedError('store')) : connection.call('store', method, args));
   // The host bumps the version of its copy; the caller's object must see it too, as in memory.
