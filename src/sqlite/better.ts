@@ -81,16 +81,6 @@ export function fromBetterSqlite(db: BetterSqliteDatabaseLike): SqlDatabase {
     filename: db.name,
     prepare(sql): SqlStatement {
       const stmt = db.prepare(sql);
-      // better-sqlite3 binds numbered parameters (`?1`, which a statement may use several
-      // times) only by name, from an object keyed 1, 2, …; the seam passes them in order.
-      if (/\?\d/.test(sql)) {
-        const named = (params: SqlValue[]) => Object.fromEntries(params.map((value, i) => [i + 1, value]));
-        return {
-          run: (...params: SqlValue[]) => stmt.run(named(params)).changes,
-          get: <T>(...params: SqlValue[]) => stmt.get(named(params)) as T | undefined,
-          all: <T>(...params: SqlValue[]) => stmt.all(named(params)) as T[],
-        };
-      }
       return {
         run: (...params: SqlValue[]) => stmt.run(...params).changes,
         get: <T>(...params: SqlValue[]) => stmt.get(...params) as T | undefined,

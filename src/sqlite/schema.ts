@@ -134,9 +134,11 @@ const migrations: readonly string[] = [
   -- No index on 'at': it would cost every forwarded call one more written page, while pruning
   -- (a scan of a few minutes' worth of rows, every thousand calls) is cheap without it.
   `,
-  // 4: named queues and delayed publish. Every transport table gains a `queue` column leading its
-  // keys, so queues in one file are independent (own seqs, claim counter, groups, keys, dead
-  // letters) and each claim still walks one index range. A message gains `not_before` (a
+  // 4: named queues and delayed publish. Every transport table gains a `queue_id` column leading
+  // its keys, so queues in one file are independent (own seqs, claim counter, groups, keys, dead
+  // letters) and each claim still walks one index range. The id is a small integer (the name
+  // lives in lh_counters): binding a string costs a copy into wasm memory on every statement,
+  // and integer keys compare faster. A message gains `not_before` (a
   // delayed publish), which the group row copies into `locked_until` whenever the message
   // becomes the head: the claim's walk needs no new condition, a delayed head is simply held.
   // The tables are rebuilt (SQLite cannot change a primary key in place); every queued message,
@@ -153,18 +155,18 @@ const migrations: readonly string[] = [
   ALTER TABLE lh_counters RENAME TO lh_counters_v3;
 
   CREATE TABLE lh_messages (
-    queue      TEXT    NOT NULL,
+    queue_id   INTEGER NOT NULL,
     group_id   TEXT    NOT NULL,
     seq        INTEGER NOT NULL,
     event      TEXT    NOT NULL,                   -- JSON
     key        TEXT,
     not_before INTEGER,                            -- delayed publish: not deliverable while now <= this
-    PRIMARY KEY (queue, group_id, seq)
+    PRIMARY KEY (queue_id, group_id, seq)
   ) WITHOUT ROWID;
-  CREATE UNIQUE INDEX lh_messages_by_key ON lh_messages (queue, group_id, key) WHERE key IS NOT NULL;
+  CREATE UNIQUE INDEX lh_messages_by_key ON lh_messages (queue_id, group_id, key) WHERE key IS NOT NULL;
 
   CREATE TABLE lh_groups (
-    queue        TEXT    NOT NULL,
+    queue_id     INTEGER NOT NULL,
     group_id     TEXT    NOT NULL,
     priority     INTEGER NOT NULL,
     claim_order  INTEGER NOT NULL DEFAULT 0,
@@ -172,20 +174,20 @@ const migrations: readonly string[] = [
     head_attempt INTEGER NOT NULL DEFAULT 0,
     holder       TEXT,                             -- NULL when the head is free, parked or delayed
     locked_until INTEGER,                          -- end of the head's lease, park or delay
-    PRIMARY KEY (queue, group_id)
+    PRIMARY KEY (queue_id, group_id)
   ) WITHOUT ROWID;
-  CREATE INDEX lh_groups_by_claim_order ON lh_groups (queue, claim_order, first_seq);
+  CREATE INDEX lh_groups_by_claim_order ON lh_groups (queue_id, claim_order, first_seq);
 
   CREATE TABLE lh_dead_letters (
     id       INTEGER PRIMARY KEY AUTOINCREMENT,
-    queue    TEXT    NOT NULL,
+    queue_id INTEGER NOT NULL,
     seq      INTEGER NOT NULL,
     group_id TEXT    NOT NULL,
     priority INTEGER NOT NULL,
     event    TEXT    NOT NULL,
     attempt  INTEGER NOT NULL,
     dead_at  INTEGER NOT NULL,
-    UNIQUE (queue, seq)
+    UNIQUE (queue_id, seq)
   );
 
   -- Per queue: the last seq, the claim counter, and how many messages are queued, so stats()
@@ -193,48 +195,42 @@ const migrations: readonly string[] = [
   -- publish and claim writes this row anyway; a lone ack now writes it too (3 pages, was 2),
   -- while ackAndClaim and batches pay nothing extra.
   CREATE TABLE lh_counters (
-    queue    TEXT    PRIMARY KEY,
+    queue_id INTEGER PRIMARY KEY,
+    name     TEXT    NOT NULL UNIQUE,              -- the queue's name ('default' unless named)
     last_seq INTEGER NOT NULL,
     claims   INTEGER NOT NULL,
     queued   INTEGER NOT NULL DEFAULT 0
-  ) WITHOUT ROWID;
+  );
 
-  INSERT INTO lh_messages (queue, group_id, seq, event, key) SELECT 'default', group_id, seq, event, key FROM lh_messages_v3;
-  INSERT INTO lh_groups (queue, group_id, priority, claim_order, first_seq, head_attempt, holder, locked_until)
-    SELECT 'default', group_id, priority, claim_order, first_seq, head_attempt, holder, locked_until FROM lh_groups_v3;
-  INSERT INTO lh_dead_letters (id, queue, seq, group_id, priority, event, attempt, dead_at)
-    SELECT id, 'default', seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters_v3;
-  INSERT INTO lh_counters (queue, last_seq, claims, queued) SELECT 'default', last_seq, claims, (SELECT count(*) FROM lh_messages_v3) FROM lh_counters_v3;
+  INSERT INTO lh_messages (queue_id, group_id, seq, event, key) SELECT 1, group_id, seq, event, key FROM lh_messages_v3;
+  INSERT INTO lh_groups (queue_id, group_id, priority, claim_order, first_seq, head_attempt, holder, locked_until)
+    SELECT 1, group_id, priority, claim_order, first_seq, head_attempt, holder, locked_until FROM lh_groups_v3;
+  INSERT INTO lh_dead_letters (id, queue_id, seq, group_id, priority, event, attempt, dead_at)
+    SELECT id, 1, seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters_v3;
+  INSERT INTO lh_counters (queue_id, name, last_seq, claims, queued) SELECT 1, 'default', last_seq, claims, (SELECT count(*) FROM lh_messages_v3) FROM lh_counters_v3;
   DROP TABLE lh_messages_v3;
   DROP TABLE lh_groups_v3;
   DROP TABLE lh_dead_letters_v3;
   DROP TABLE lh_counters_v3;
 
   CREATE TRIGGER lh_seq_taken AFTER INSERT ON lh_messages BEGIN
-    UPDATE lh_counters SET last_seq = NEW.seq, queued = queued + 1 WHERE queue = NEW.queue;
-  END;
-  CREATE TRIGGER lh_message_gone AFTER DELETE ON lh_messages BEGIN
-    UPDATE lh_counters SET queued = queued - 1 WHERE queue = OLD.queue;
-  END;
-  CREATE TRIGGER lh_claim_counted AFTER UPDATE OF claim_order ON lh_groups BEGIN
-    UPDATE lh_counters SET claims = NEW.claim_order WHERE queue = NEW.queue;
+    UPDATE lh_counters SET last_seq = NEW.seq, queued = queued + 1 WHERE queue_id = NEW.queue_id;
   END;
   -- A message left. If it was the head (acked, dead-lettered, cancelled): drop the group if it
   -- is empty, else its new head has not been delivered yet and is free, or held by its own
-  -- delay. A message cancelled from behind the head changes nothing else.
-  CREATE TRIGGER lh_head_removed AFTER DELETE ON lh_messages
-  WHEN NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue = OLD.queue AND group_id = OLD.group_id AND seq < OLD.seq)
-  BEGIN
-    DELETE FROM lh_groups WHERE queue = OLD.queue AND group_id = OLD.group_id
-      AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue = OLD.queue AND group_id = OLD.group_id);
+  -- delay. A message cancelled from behind the head changes nothing else. One trigger, so a
+  -- delete runs one trigger program, not two.
+  CREATE TRIGGER lh_message_removed AFTER DELETE ON lh_messages BEGIN
+    UPDATE lh_counters SET queued = queued - 1 WHERE queue_id = OLD.queue_id;
+    DELETE FROM lh_groups WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id
+      AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id);
     UPDATE lh_groups SET head_attempt = 0, holder = NULL,
-      locked_until = (SELECT not_before FROM lh_messages WHERE queue = OLD.queue AND group_id = OLD.group_id ORDER BY seq LIMIT 1)
-      WHERE queue = OLD.queue AND group_id = OLD.group_id;
-    -- Never-claimed groups tie on claim order and go by their head's seq: a cancelled head
-    -- passes that place to the next message. (Only a cancel removes an unclaimed head, so an
-    -- ack never rewrites the claim-order index.)
-    UPDATE lh_groups SET first_seq = (SELECT min(seq) FROM lh_messages WHERE queue = OLD.queue AND group_id = OLD.group_id)
-      WHERE queue = OLD.queue AND group_id = OLD.group_id AND claim_order = 0;
+      locked_until = (SELECT not_before FROM lh_messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id ORDER BY seq LIMIT 1)
+      WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id
+        AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id AND seq < OLD.seq);
+  END;
+  CREATE TRIGGER lh_claim_counted AFTER UPDATE OF claim_order ON lh_groups BEGIN
+    UPDATE lh_counters SET claims = NEW.claim_order WHERE queue_id = NEW.queue_id;
   END;
   `,
 ];

@@ -86,7 +86,7 @@ interface StatsRow {
 type StatementName =
   | 'findKey' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'claimGroup' | 'head' | 'buryHead' | 'deleteMessage'
   | 'ackHead' | 'releaseHead' | 'extendHead' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter'
-  | 'redriveMessage' | 'countMessages' | 'countGroups' | 'countDead' | 'findSeq';
+  | 'redriveMessage' | 'countMessages' | 'countGroups' | 'countDead' | 'findSeq' | 'renumberUnclaimed';
 
 /**
  * The SQLite transport. Stores each event as JSON and returns parsed copies; an event JSON
@@ -104,7 +104,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   readonly #db: SqlDatabase;
   readonly #clock: () => number;
   readonly #maxAttempts: number;
-  readonly #queue: string;
+  /** The queue's id in the tables (its name lives in lh_counters). */
+  readonly #queue: number;
   readonly #sql: Record<StatementName, SqlStatement>;
   #closed = false;
   readonly #listeners = new Listeners();
@@ -124,71 +125,74 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     }
     this.#db = db;
     this.#clock = clock;
-    this.#queue = queue;
     // SQLite compares against a bound integer; 'unlimited' becomes the largest safe one.
     this.#maxAttempts = Math.min(maxAttempts, Number.MAX_SAFE_INTEGER);
     migrate(db);
     const p = (sql: string) => db.prepare(sql);
-    // Every statement's first parameter is the queue (bound by #run / #get / #all).
-    // Free groups and groups whose lease, park or delay ran out, in round-robin order.
+    // Plain `?` parameters, with a value repeated where it is used twice: better-sqlite3 binds
+    // numbered ones only by name, from an object that would be built on every call.
+    // Free groups and groups whose lease, park or delay ran out, in round-robin order (queue, floor, now).
     const nextGroup =
-      'SELECT group_id, priority FROM lh_groups WHERE queue = ? AND priority >= ? AND (locked_until IS NULL OR locked_until < ?) ' +
+      'SELECT group_id, priority FROM lh_groups WHERE queue_id = ? AND priority >= ? AND (locked_until IS NULL OR locked_until < ?) ' +
       'ORDER BY claim_order, first_seq LIMIT 1';
-    const headSeq = '(SELECT seq FROM lh_messages WHERE queue = ?1 AND group_id = ?2 ORDER BY seq LIMIT 1)';
-    // A lease holds while the group's head is still `seq`, still at `attempt`, still held by it.
-    const held = `queue = ?1 AND group_id = ?2 AND holder = ?3 AND head_attempt = ?4 AND ?5 = ${headSeq}`;
+    // A lease holds while the group's head is still `seq`, still at `attempt`, still held by it
+    // (queue, group, holder, attempt, seq, queue, group).
+    const held = 'queue_id = ? AND group_id = ? AND holder = ? AND head_attempt = ? AND ? = (SELECT seq FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1)';
     this.#sql = {
-      findKey: p('SELECT seq FROM lh_messages WHERE queue = ? AND group_id = ? AND key = ?'),
-      insertMessage: p(
-        'INSERT INTO lh_messages (queue, group_id, seq, event, key, not_before) SELECT ?1, ?2, last_seq + 1, ?3, ?4, ?5 FROM lh_counters WHERE queue = ?1 RETURNING seq',
-      ),
+      findKey: p('SELECT seq FROM lh_messages WHERE queue_id = ? AND group_id = ? AND key = ?'),
+      insertMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event, key, not_before) SELECT ?, ?, last_seq + 1, ?, ?, ? FROM lh_counters WHERE queue_id = ? RETURNING seq'),
       // A new group's head is its first message: held by that message's delay, if any.
-      insertGroup: p('INSERT OR IGNORE INTO lh_groups (queue, group_id, priority, first_seq, locked_until) VALUES (?, ?, ?, ?, ?)'),
+      insertGroup: p('INSERT OR IGNORE INTO lh_groups (queue_id, group_id, priority, first_seq, locked_until) VALUES (?, ?, ?, ?, ?)'),
       nextGroup: p(nextGroup),
       // One statement picks the group in round-robin order and leases its head, unless the head
       // already had maxAttempts deliveries (then no row comes back).
       claimGroup: p(
-        'UPDATE lh_groups SET holder = ?2, locked_until = ?3, head_attempt = head_attempt + 1, ' +
-          'claim_order = (SELECT claims + 1 FROM lh_counters WHERE queue = ?1) ' +
-          `WHERE queue = ?1 AND group_id = (SELECT group_id FROM (${nextGroup.replace('queue = ? AND priority >= ? AND (locked_until IS NULL OR locked_until < ?)', 'queue = ?1 AND priority >= ?4 AND (locked_until IS NULL OR locked_until < ?5)')})) ` +
-          'AND head_attempt < ?6 RETURNING group_id, head_attempt',
+        'UPDATE lh_groups SET holder = ?, locked_until = ?, head_attempt = head_attempt + 1, ' +
+          'claim_order = (SELECT claims + 1 FROM lh_counters WHERE queue_id = ?) ' +
+          `WHERE queue_id = ? AND group_id = (SELECT group_id FROM (${nextGroup})) AND head_attempt < ? RETURNING group_id, head_attempt`,
       ),
-      head: p('SELECT seq, event FROM lh_messages WHERE queue = ? AND group_id = ? ORDER BY seq LIMIT 1'),
+      head: p('SELECT seq, event FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1'),
       buryHead: p(
-        'INSERT INTO lh_dead_letters (queue, seq, group_id, priority, event, attempt, dead_at) ' +
-          'SELECT m.queue, m.seq, m.group_id, g.priority, m.event, g.head_attempt, ?2 FROM lh_messages m ' +
-          'JOIN lh_groups g ON g.queue = m.queue AND g.group_id = m.group_id WHERE m.queue = ?1 AND m.group_id = ?3 AND m.seq = ?4',
+        'INSERT INTO lh_dead_letters (queue_id, seq, group_id, priority, event, attempt, dead_at) ' +
+          'SELECT m.queue_id, m.seq, m.group_id, g.priority, m.event, g.head_attempt, ? FROM lh_messages m ' +
+          'JOIN lh_groups g ON g.queue_id = m.queue_id AND g.group_id = m.group_id WHERE m.queue_id = ? AND m.group_id = ? AND m.seq = ?',
       ),
-      deleteMessage: p('DELETE FROM lh_messages WHERE queue = ? AND group_id = ? AND seq = ?'),
+      deleteMessage: p('DELETE FROM lh_messages WHERE queue_id = ? AND group_id = ? AND seq = ?'),
       ackHead: p(
-        'DELETE FROM lh_messages WHERE queue = ?1 AND group_id = ?2 AND seq = ?3 ' +
-          'AND EXISTS (SELECT 1 FROM lh_groups WHERE queue = ?1 AND group_id = ?2 AND holder = ?4 AND head_attempt = ?5) ' +
-          'AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue = ?1 AND group_id = ?2 AND seq < ?3)',
+        'DELETE FROM lh_messages WHERE queue_id = ? AND group_id = ? AND seq = ? ' +
+          'AND EXISTS (SELECT 1 FROM lh_groups WHERE queue_id = ? AND group_id = ? AND holder = ? AND head_attempt = ?) ' +
+          'AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = ? AND group_id = ? AND seq < ?)',
       ),
-      releaseHead: p(`UPDATE lh_groups SET holder = NULL, locked_until = ?6 WHERE ${held}`),
-      extendHead: p(`UPDATE lh_groups SET locked_until = ?6 WHERE ${held}`),
-      groups: p('SELECT group_id, priority, claim_order, head_attempt, holder, locked_until FROM lh_groups WHERE queue = ? ORDER BY claim_order, first_seq'),
-      messages: p('SELECT group_id, seq, event, key, not_before FROM lh_messages WHERE queue = ? ORDER BY seq'),
-      deadLetters: p('SELECT seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters WHERE queue = ? ORDER BY id'),
-      deadLetter: p('SELECT seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters WHERE queue = ? AND seq = ?'),
-      deleteDeadLetter: p('DELETE FROM lh_dead_letters WHERE queue = ? AND seq = ?'),
-      redriveMessage: p('INSERT INTO lh_messages (queue, group_id, seq, event) SELECT ?1, ?2, last_seq + 1, ?3 FROM lh_counters WHERE queue = ?1 RETURNING seq'),
-      countMessages: p('SELECT queued AS n FROM lh_counters WHERE queue = ?'),
+      releaseHead: p(`UPDATE lh_groups SET holder = NULL, locked_until = ? WHERE ${held}`),
+      extendHead: p(`UPDATE lh_groups SET locked_until = ? WHERE ${held}`),
+      groups: p('SELECT group_id, priority, claim_order, head_attempt, holder, locked_until FROM lh_groups WHERE queue_id = ? ORDER BY claim_order, first_seq'),
+      messages: p('SELECT group_id, seq, event, key, not_before FROM lh_messages WHERE queue_id = ? ORDER BY seq'),
+      deadLetters: p('SELECT seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters WHERE queue_id = ? ORDER BY id'),
+      deadLetter: p('SELECT seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
+      deleteDeadLetter: p('DELETE FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
+      redriveMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event) SELECT ?, ?, last_seq + 1, ? FROM lh_counters WHERE queue_id = ? RETURNING seq'),
+      countMessages: p('SELECT queued AS n FROM lh_counters WHERE queue_id = ?'),
       countGroups: p(
-        'SELECT count(*) AS groups, sum(locked_until IS NULL OR locked_until < ?2) AS ready, ' +
-          'sum(holder IS NOT NULL AND locked_until >= ?2) AS leased, min(CASE WHEN locked_until >= ?2 THEN locked_until END) AS next ' +
-          'FROM lh_groups WHERE queue = ?1',
+        'SELECT count(*) AS groups, sum(locked_until IS NULL OR locked_until < ?) AS ready, ' +
+          'sum(holder IS NOT NULL AND locked_until >= ?) AS leased, min(CASE WHEN locked_until >= ? THEN locked_until END) AS next ' +
+          'FROM lh_groups WHERE queue_id = ?',
       ),
-      countDead: p('SELECT count(*) AS n FROM lh_dead_letters WHERE queue = ?'),
+      countDead: p('SELECT count(*) AS n FROM lh_dead_letters WHERE queue_id = ?'),
       // No index by seq alone: it would cost a written page on every publish and ack, and
       // cancelling is rare, so finding a message by seq scans the queue's messages.
       findSeq: p(
-        'SELECT m.group_id, g.holder, g.locked_until, m.seq = (SELECT min(seq) FROM lh_messages WHERE queue = ?1 AND group_id = m.group_id) AS is_head ' +
-          'FROM lh_messages m JOIN lh_groups g ON g.queue = m.queue AND g.group_id = m.group_id WHERE m.queue = ?1 AND m.seq = ?2',
+        'SELECT m.group_id, g.holder, g.locked_until, m.seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = m.queue_id AND group_id = m.group_id) AS is_head ' +
+          'FROM lh_messages m JOIN lh_groups g ON g.queue_id = m.queue_id AND g.group_id = m.group_id WHERE m.queue_id = ? AND m.seq = ?',
       ),
+      // Never-claimed groups tie on claim order and go by their head's seq: when a cancel removes
+      // such a head, the next message takes its place. (Only a cancel can: an ack follows a claim.)
+      renumberUnclaimed: p('UPDATE lh_groups SET first_seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = ? AND group_id = ?) WHERE queue_id = ? AND group_id = ? AND claim_order = 0'),
     };
-    // A queue exists once it has its counters row; creating it is idempotent.
-    db.transaction(() => db.prepare('INSERT OR IGNORE INTO lh_counters (queue, last_seq, claims) VALUES (?, 0, 0)').run(queue));
+    // A queue exists once it has its counters row (which gives it its id); creating it is idempotent.
+    this.#queue = db.transaction(() => {
+      db.prepare('INSERT OR IGNORE INTO lh_counters (name, last_seq, claims) VALUES (?, 0, 0)').run(queue);
+      return db.prepare('SELECT queue_id FROM lh_counters WHERE name = ?').get<{ queue_id: number }>(queue)!.queue_id;
+    });
   }
 
   async publish(groupId: string, event: E, options?: PublishOptions): Promise<number> {
@@ -221,7 +225,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       if (existing) return existing.seq;
     }
     const notBefore = delayMs > 0 ? now + delayMs : null;
-    const { seq } = sql.insertMessage.get<{ seq: number }>(queue, groupId, json, key, notBefore)!;
+    const { seq } = sql.insertMessage.get<{ seq: number }>(queue, groupId, json, key, notBefore, queue)!;
     sql.insertGroup.run(queue, groupId, priority, seq, notBefore);
     return seq;
   }
@@ -284,7 +288,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   /** The body of ack, inside the caller's transaction: whether the lease still held its message. */
   #ack(lease: Lease<E>): boolean {
     const { groupId, seq, attempt, workerId } = lease;
-    return this.#sql.ackHead.run(this.#queue, groupId, seq, workerId, attempt) > 0;
+    const queue = this.#queue;
+    return this.#sql.ackHead.run(queue, groupId, seq, queue, groupId, workerId, attempt, queue, groupId, seq) > 0;
   }
 
   /** The body of claim, inside the caller's transaction. */
@@ -293,7 +298,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     const queue = this.#queue;
     const expiresAt = now + visibilityMs;
     for (;;) {
-      const leased = sql.claimGroup.get<{ group_id: string; head_attempt: number }>(queue, workerId, expiresAt, minPriority, now, this.#maxAttempts);
+      const leased = sql.claimGroup.get<{ group_id: string; head_attempt: number }>(workerId, expiresAt, queue, queue, queue, minPriority, now, this.#maxAttempts);
       if (leased) {
         const head = sql.head.get<{ seq: number; event: string }>(queue, leased.group_id)!;
         return { seq: head.seq, groupId: leased.group_id, event: JSON.parse(head.event) as E, workerId, attempt: leased.head_attempt, expiresAt };
@@ -302,7 +307,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       if (!group) return null;
       // Poison message: out of its group, which keeps its place in the round-robin order.
       const { seq } = sql.head.get<{ seq: number }>(queue, group.group_id)!;
-      sql.buryHead.run(queue, now, group.group_id, seq);
+      sql.buryHead.run(now, queue, group.group_id, seq);
       sql.deleteMessage.run(queue, group.group_id, seq);
     }
   }
@@ -313,7 +318,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     this.#ensureOpen();
     this.#db.transaction(() => {
       const until = delayMs === 0 ? null : readClock(this.#clock) + delayMs;
-      if (this.#sql.releaseHead.run(...this.#heldBy(lease), until) === 0) throw lost(lease);
+      if (this.#sql.releaseHead.run(until, ...this.#heldBy(lease)) === 0) throw lost(lease);
     });
     this.#listeners.notify();
   }
@@ -324,7 +329,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     this.#ensureOpen();
     return this.#db.transaction(() => {
       const expiresAt = readClock(this.#clock) + visibilityMs;
-      if (this.#sql.extendHead.run(...this.#heldBy(lease), expiresAt) === 0) throw lost(lease);
+      if (this.#sql.extendHead.run(expiresAt, ...this.#heldBy(lease)) === 0) throw lost(lease);
       return { ...lease, expiresAt };
     });
   }
@@ -335,7 +340,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     const queue = this.#queue;
     return this.#db.transaction(() => {
       const now = readClock(this.#clock);
-      const counts = sql.countGroups.get<StatsRow>(queue, now)!;
+      const counts = sql.countGroups.get<StatsRow>(now, now, now, queue)!;
       const ready = counts.ready ?? 0;
       const leased = counts.leased ?? 0;
       return {
@@ -362,6 +367,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
         throw new LeaseholdError('MESSAGE_LEASED', `message ${seq} is under a live lease and cannot be cancelled; cancel it after its holder acks or nacks it, or once the lease runs out`);
       }
       sql.deleteMessage.run(queue, found.group_id, seq);
+      if (found.is_head === 1) sql.renumberUnclaimed.run(queue, found.group_id, queue, found.group_id);
       return found.is_head === 1;
     });
     if (removedHead) this.#listeners.notify();
@@ -411,7 +417,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       const letter = sql.deadLetter.get<DeadRow>(queue, seq);
       if (!letter) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
       sql.deleteDeadLetter.run(queue, seq);
-      const { seq: newSeq } = sql.redriveMessage.get<{ seq: number }>(queue, letter.group_id, letter.event)!;
+      const { seq: newSeq } = sql.redriveMessage.get<{ seq: number }>(queue, letter.group_id, letter.event, queue)!;
       sql.insertGroup.run(queue, letter.group_id, letter.priority, newSeq, null);
       return newSeq;
     });
@@ -448,9 +454,9 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     if (this.#closed) throw new ClosedError('transport');
   }
 
-  /** The parameters of the "lease still holds" condition (?1–?5). */
-  #heldBy(lease: Lease<unknown>): [string, string, string, number, number] {
-    return [this.#queue, lease.groupId, lease.workerId, lease.attempt, lease.seq];
+  /** The parameters of the "lease still holds" condition. */
+  #heldBy(lease: Lease<unknown>): [number, string, string, number, number, number, string] {
+    return [this.#queue, lease.groupId, lease.workerId, lease.attempt, lease.seq, this.#queue, lease.groupId];
   }
 }
 
