@@ -66,7 +66,7 @@ const handleRows: BenchRow[] = [];
 const workerRows: BenchRow[] = [];
 let api: { rows: BenchRow[]; setups: ApiSetup[] } = { rows: [], setups: [] };
 const fair: FairnessFigures[] = [];
-const ops = (lane: Lane, n: number) => Math.max(20, Math.round(n * lane.scale * (quick ? 0.4 : 1)));
+const ops = (lane: Lane, n: number) => Math.max(20, Math.round(n * lane.scale * (quick ? 0.4 : 0.6)));
 
 try {
   for (const lane of lanes) lane.page = await openPage(lane);

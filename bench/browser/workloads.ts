@@ -4,13 +4,14 @@
  * Each returns what it did and when (epoch milliseconds), so the driver can also combine runs
  * of two tabs that ran at once.
  */
+import { consume as startConsumer } from 'leasehold';
 import type { BrowserDatabase } from 'leasehold/browser';
 
 export const EVENT = { type: 'order.paid', amount: 4200, currency: 'EUR', note: 'x'.repeat(40) };
 const GROUPS = 100;
 const VISIBILITY_MS = 30_000;
 
-export type LoopMode = 'claim+ack' | 'ackAndClaim' | 'batch32';
+export type LoopMode = 'claim+ack' | 'ackAndClaim' | 'batch32' | 'consume';
 
 export interface Timed {
   done: number;
@@ -37,7 +38,7 @@ const epoch = () => performance.timeOrigin + performance.now();
  * claim then ack (two commits each), ackAndClaim (one commit per message), or claimMany and
  * ackMany of 32 (two commits per 32 messages).
  */
-export async function consume(db: BrowserDatabase, loops: number, ops: number, mode: LoopMode, worker: string): Promise<Timed> {
+export async function runLoops(db: BrowserDatabase, loops: number, ops: number, mode: LoopMode, worker: string): Promise<Timed> {
   const t = db.transport;
   const batching = t as unknown as Batching;
   let done = 0;
@@ -72,6 +73,21 @@ export async function consume(db: BrowserDatabase, loops: number, ops: number, m
     }),
   );
   return { done, start, end: epoch() };
+}
+
+/**
+ * `consume()` with `concurrency` slots and a handler that does nothing, until `ops` messages were
+ * handled; then it stops (acks of the last ones land before it resolves).
+ */
+export async function consumeBench(db: BrowserDatabase, concurrency: number, ops: number, worker: string): Promise<Timed> {
+  let reached!: () => void;
+  const enough = new Promise<void>((resolve) => (reached = resolve));
+  let seen = 0;
+  const start = epoch();
+  const consumer = startConsumer(db.transport, () => void (++seen === ops && reached()), { concurrency, workerId: worker, visibilityMs: VISIBILITY_MS, onError: (error: unknown) => console.error(error) });
+  await enough;
+  await consumer.stop();
+  return { done: consumer.handled, start, end: epoch() };
 }
 
 /** Puts `count` messages back (untimed), so the backlog stays where it was. */

@@ -61,7 +61,8 @@ export class HostCore {
   #sinceLastPrune = 0;
   /** A batch's transaction is open: the backends' transactions become savepoints in it. */
   #inBatch = false;
-  #scheduled = false;
+  /** A batch ran and its follow-up task has not yet taken the calls that came meanwhile. */
+  #busy = false;
   #closed = false;
   readonly #queues = new CallQueues();
   readonly #tasks = taskScheduler();
@@ -158,14 +159,24 @@ export class HostCore {
     if (call.queue !== undefined) checkId('call.queue', call.queue);
   }
 
+  /**
+   * When idle, a call is served at once (in a microtask, so calls posted in the same task join
+   * it). After every batch a follow-up task takes whatever arrived while it ran: those calls
+   * wait in the event loop behind the batch, and share the next transaction.
+   */
   #schedule(): void {
-    if (this.#scheduled) return;
-    this.#scheduled = true;
-    this.#tasks.schedule(() => {
-      this.#scheduled = false;
-      this.#runBatch();
-      if (this.#queues.size > 0) this.#schedule();
-    });
+    if (this.#busy) return;
+    this.#busy = true;
+    queueMicrotask(() => this.#drain());
+  }
+
+  #drain(): void {
+    if (this.#closed || this.#queues.size === 0) {
+      this.#busy = false;
+      return;
+    }
+    this.#runBatch();
+    this.#tasks.schedule(() => this.#drain());
   }
 
   /**
