@@ -10,6 +10,9 @@ export const sharedAliases = {
   'leasehold/sqlite-wasm': here('./src/sqlite/wasm.ts'),
   'leasehold/better-sqlite3': here('./src/sqlite/better.ts'),
   'leasehold/vite': here('./src/vite/index.ts'),
+  // The client first: an alias also matches longer specifiers that start with it.
+  'leasehold/durable-object/client': here('./src/durable-object/client.ts'),
+  'leasehold/durable-object': here('./src/durable-object/index.ts'),
   leasehold: here('./src/index.ts'),
 };
 

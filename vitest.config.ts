@@ -20,6 +20,8 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/browser/**', 'test/pack/**'],
           testTimeout: 60_000,
+          // One workerd for the run (the Durable Object backends); see test/support/workerd-global.ts.
+          globalSetup: ['test/support/workerd-global.ts'],
         },
       },
       {

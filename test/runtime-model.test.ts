@@ -258,7 +258,7 @@ describe('Runtime model check', () => {
             await backends.dispose();
           }
         }),
-        { seed: 0x1ea5e, numRuns: RUNS[index] ?? 30 },
+        { seed: 0x1ea5e, numRuns: pair.runs ?? RUNS[index] ?? 30 },
       );
     });
   }

@@ -10,8 +10,8 @@ import { describeRuntime } from './support/runtime-suite.js';
 import { ManualScheduler } from './support/runtime-scheduler.js';
 
 for (const pair of runtimeBackendPairs) {
-  describeRuntime(pair.name, pair.make);
-  describeRuntimeControl(pair.name, pair.make);
+  describeRuntime(pair.name, pair.make, pair.caps);
+  describeRuntimeControl(pair.name, pair.make, pair.caps);
 }
 
 describe('Runtime options', () => {

@@ -10,6 +10,7 @@ import type { ExecutionStore, ExecutionStoreOptions } from '../src/store/contrac
 import { InMemoryStore } from '../src/store/memory.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import { describeStore, type StoreHarness } from './conformance/store.js';
+import { ROUTES, workerdStore } from './support/workerd-backends.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'leasehold-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -62,3 +63,5 @@ describeStore('SqliteStore on better-sqlite3', (options) => {
   const file = join(dir, `store-${++files}.db`);
   return sqlHarness(() => openBetterSqliteDatabase(file), options, true);
 });
+
+for (const { route, label } of ROUTES) describeStore(`LeaseholdObject in workerd (${label})`, workerdStore(route), { modelRuns: 20 });

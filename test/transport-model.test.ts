@@ -190,7 +190,7 @@ describe.each(transportBackends)('model-based: $name', (backend) => {
             await h.dispose();
           }
         }),
-        { seed, numRuns: runsFor[backend.name] ?? defaultRuns },
+        { seed, numRuns: backend.runs ?? runsFor[backend.name] ?? defaultRuns },
       );
       // Hundreds of runs of up to 60 commands, each followed by a full inspect(): ~20–40 s on an
       // idle machine, several times that on a loaded one. A deadline, not a speed claim.

@@ -33,6 +33,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 
 describe.each(transportBackends)('the seed SQL oracle: $name', (backend) => {
   it('claims exactly what the seed claim SQL claims, every time, one claim or a batch (claimMany)', async () => {
+    const numRuns = backend.runs ?? 300;
     let claims = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 20, maxLength: 80, size: 'max' }), async (ops) => {
@@ -90,8 +91,9 @@ describe.each(transportBackends)('the seed SQL oracle: $name', (backend) => {
           await h.dispose();
         }
       }),
-      { seed: Number(process.env.FC_SEED ?? 1130), numRuns: 300 },
+      { seed: Number(process.env.FC_SEED ?? 1130), numRuns },
     );
-    expect(claims).toBeGreaterThan(1000);
+    // The runs must have claimed plenty (~4 per run), or the comparison proved little.
+    expect(claims).toBeGreaterThan(numRuns * 3);
   });
 });

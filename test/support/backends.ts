@@ -10,6 +10,7 @@ import type { TransportOptions } from '../../src/transport/contract.js';
 import { InMemoryTransport } from '../../src/transport/memory.js';
 import { SqliteTransport } from '../../src/transport/sqlite.js';
 import type { TransportCaps, TransportHarness } from '../conformance/transport.js';
+import { ROUTES, workerdTransport } from './workerd-backends.js';
 
 /** A scratch directory for database files, removed by the returned function. */
 export function scratchDir(): { dir: string; remove: () => void } {
@@ -20,6 +21,8 @@ export function scratchDir(): { dir: string; remove: () => void } {
 export interface TransportBackend {
   name: string;
   caps: TransportCaps;
+  /** Random runs a model-based test can afford here, when fewer than its default (a remote backend: ms per call). */
+  runs?: number;
   make(options: Omit<TransportOptions, 'clock'>): Promise<TransportHarness>;
 }
 
@@ -75,4 +78,11 @@ export const transportBackends: TransportBackend[] = [
       return sqlHarness(() => openBetterSqliteDatabase(file), options, scratch.remove, true);
     },
   },
+  // A LeaseholdObject in the real workerd (SQLite storage on disk), over HTTP and over Workers RPC.
+  ...ROUTES.map(({ route, label }): TransportBackend => ({
+    name: `LeaseholdObject in workerd (${label})`,
+    caps: { json: true, persistent: true },
+    runs: 12,
+    make: workerdTransport(route),
+  })),
 ];

@@ -10,6 +10,7 @@ import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Transport } from '../../src/transport/contract.js';
 import { InMemoryTransport } from '../../src/transport/memory.js';
 import { SqliteTransport } from '../../src/transport/sqlite.js';
+import { ROUTES, workerdRuntime } from './workerd-backends.js';
 
 export interface RuntimeBackends {
   store: ExecutionStore;
@@ -29,7 +30,8 @@ export interface RuntimeSuiteCaps {
 /** Fresh, empty backends on `clock`; `maxAttempts` goes to the transport. */
 export type MakeRuntimeBackends = (options: { clock: Clock; maxAttempts?: number }) => Promise<RuntimeBackends>;
 
-export const runtimeBackendPairs: { name: string; make: MakeRuntimeBackends }[] = [
+/** `runs`: random runs the model check can afford on a pair (default: its own table). */
+export const runtimeBackendPairs: { name: string; make: MakeRuntimeBackends; caps?: RuntimeSuiteCaps; runs?: number }[] = [
   {
     name: 'InMemoryStore + InMemoryTransport',
     async make({ clock, maxAttempts }) {
@@ -53,4 +55,5 @@ export const runtimeBackendPairs: { name: string; make: MakeRuntimeBackends }[] 
       };
     },
   },
+  ...ROUTES.map(({ route, label }) => ({ name: `a LeaseholdObject in workerd (${label})`, make: workerdRuntime(route), caps: { settlesInProcess: false }, runs: 8 })),
 ];

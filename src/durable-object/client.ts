@@ -1,0 +1,113 @@
+/**
+ * The HTTP client of a leasehold Durable Object, for code outside Workers (Node, browsers, other
+ * clouds): a {@link Transport} (with `onChange` over a WebSocket) and an {@link ExecutionStore}
+ * whose every call is one `POST …/call` to the object. Any runtime with `fetch` runs it; change
+ * notices also need a WebSocket class (global in browsers and Node ≥ 22; pass `ws`'s on Node 20).
+ */
+import { errorFromWire } from '../browser/wire.js';
+import { StorageError } from '../errors.js';
+import type { ExecutionStore } from '../store/contract.js';
+import type { ChangeNotifier, Transport } from '../transport/contract.js';
+import { checkObject } from '../validate.js';
+import { encodeValue } from './codec.js';
+import type { ObjectOptions } from './core.js';
+import type { CallAnswer, CallBody } from './object.js';
+import { remoteStore, remoteTransport, type SendCall } from './remote.js';
+import { NoticeSocket, type WebSocketClass } from './socket.js';
+
+/** Options of {@link connectLeasehold}. */
+export interface LeaseholdClientOptions {
+  /**
+   * The object's base URL: the client posts calls to `<url>/call` and subscribes at
+   * `<url>/changes`. With `routeToObject` in the Worker: `https://<worker>/<prefix>/<object name>`.
+   */
+  url: string | URL;
+  /** Sent with every request (e.g. `authorization`). */
+  headers?: Record<string, string>;
+  /** The fetch to use; default the global one. */
+  fetch?: (input: string, init: { method: string; headers: Record<string, string>; body: string }) => Promise<{ ok: boolean; status: number; text(): Promise<string> }>;
+  /** The WebSocket class for change notices; default the global one. Without one, `onChange` throws. */
+  WebSocket?: WebSocketClass;
+  /** @internal Test hook (needs `LEASEHOLD_TEST_HOOKS = "on"` in the Worker): the clock the object measures leases with. */
+  testClock?: () => number;
+  /** @internal Test hook: the object's options for these calls. */
+  testOptions?: ObjectOptions;
+}
+
+/** A connection to one leasehold Durable Object. */
+export interface LeaseholdClient {
+  /** The object's queue. `onChange` notices cover every caller's changes and leases running out. */
+  readonly transport: Transport & ChangeNotifier;
+  /** The object's execution store. */
+  readonly store: ExecutionStore;
+  /** Closes the notice socket and marks both closed. Data stays in the object. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to the leasehold Durable Object at `options.url`. Nothing is sent until the first call.
+ *
+ * Calls reject with the backend's own errors (TypeError, RangeError, LeaseLostError,
+ * StoreConflictError …). A request that fails on the way rejects with a `StorageError`
+ * (`STORAGE_UNAVAILABLE`): the call may or may not have been applied, as with any remote call.
+ *
+ * @throws TypeError / RangeError for bad options.
+ */
+export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClient {
+  checkObject('options', options);
+  let base: URL;
+  try {
+    base = new URL(String(options.url));
+  } catch {
+    throw new TypeError(`options.url must be an absolute URL, got ${String(options.url)}`);
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new RangeError(`options.url must be http(s), got ${base.protocol}`);
+  const root = base.href.replace(/\/+$/, '');
+  const doFetch = options.fetch ?? (globalThis.fetch as unknown as NonNullable<LeaseholdClientOptions['fetch']>);
+  if (typeof doFetch !== 'function') throw new TypeError('options.fetch is required: this runtime has no global fetch');
+  const headers = { 'content-type': 'application/json', ...(options.headers ?? {}) };
+  const clientId = randomId();
+
+  const notices = new NoticeSocket(`${root.replace(/^http/, 'ws')}/changes?client=${clientId}`, options.WebSocket, headers);
+
+  const send: SendCall = async (target, method, args) => {
+    const body: CallBody = { target, method, args: encodeValue(args), client: clientId };
+    if (options.testClock) body.now = options.testClock();
+    if (options.testOptions) body.options = options.testOptions;
+    let text: string;
+    let status: number;
+    try {
+      const response = await doFetch(`${root}/call`, { method: 'POST', headers, body: JSON.stringify(body) });
+      status = response.status;
+      text = await response.text();
+    } catch (error) {
+      throw new StorageError('STORAGE_UNAVAILABLE', `${target}.${method}: the request to ${root} failed (${(error as Error).message}); it may or may not have been applied`, { cause: error });
+    }
+    let answer: CallAnswer;
+    try {
+      answer = JSON.parse(text) as CallAnswer;
+    } catch {
+      throw new StorageError('STORAGE_FAILED', `${target}.${method}: ${root} answered HTTP ${status} with a body that is not a leasehold answer: ${text.slice(0, 200)}`);
+    }
+    if (!answer.ok) throw errorFromWire(answer.error);
+    // This connection's own changes are not echoed over the socket: raise them here.
+    if (answer.changed) notices.emit();
+    return answer.value;
+  };
+
+  const transport = remoteTransport(send, (listener) => notices.add(listener)) as Transport & ChangeNotifier;
+  const store = remoteStore(send);
+  return {
+    transport,
+    store,
+    async close() {
+      await transport.close();
+      await store.close();
+      notices.close();
+    },
+  };
+}
+
+function randomId(): string {
+  return Array.from(globalThis.crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('');
+}

@@ -1,0 +1,137 @@
+/**
+ * The Durable Object driver: a SQLite-backed Durable Object's `ctx.storage.sql` behind the
+ * {@link SqlDatabase} seam, so `SqliteTransport`, `SqliteStore` and the `Runtime` run inside an
+ * object unchanged.
+ *
+ * Three differences from a plain SQLite connection are bridged here, none of them visible to the
+ * backends:
+ * - Durable Objects refuse `BEGIN`/`COMMIT`: a transaction runs through
+ *   `ctx.storage.transactionSync`, which commits when its callback returns and rolls back when it
+ *   throws. The object is single-threaded, so nothing else can run inside it meanwhile.
+ * - They refuse `PRAGMA user_version` (SQLITE_AUTH), which the schema's migrations are numbered
+ *   by: the driver keeps that number in a one-row table, `lh_user_version`, instead.
+ * - A cursor's `rowsWritten` counts index and trigger writes, not the rows a statement changed:
+ *   `run()` asks SQLite's `changes()` afterwards, which counts exactly those.
+ */
+import { ClosedError } from '../errors.js';
+import { toStorageError, type SqlDatabase, type SqlStatement, type SqlValue } from '../sqlite/driver.js';
+import type { DurableObjectStorageLike } from './types.js';
+
+const READ_VERSION = /^\s*PRAGMA\s+user_version\s*;?\s*$/i;
+const WRITE_VERSION = /^\s*PRAGMA\s+user_version\s*=\s*(\d+)\s*;?\s*$/i;
+const TRAILING_COMMENTS = /(?:\s*--[^\n]*)*\s*$/;
+/** Statements whose `run()` result (rows changed) callers read. */
+const CHANGES_ROWS = /^\s*(INSERT|UPDATE|DELETE|REPLACE|WITH)\b/i;
+
+/**
+ * The SQLite result code in a Durable Object's error message, which ends with the code name
+ * (`…: SQLITE_FULL`, or `…: SQLITE_CONSTRAINT (extended: SQLITE_CONSTRAINT_PRIMARYKEY)`).
+ */
+function codeOf(error: unknown): string | undefined {
+  const message = error instanceof Error ? error.message : '';
+  return /\b(SQLITE_[A-Z]+)(?:_[A-Z_]+)?(?: \(extended: [A-Z_]+\))?\s*$/.exec(message)?.[1];
+}
+
+/**
+ * Wraps a SQLite-backed Durable Object's storage (`ctx.storage`) in the {@link SqlDatabase} seam.
+ * Call it once per object instance (in its constructor) and share the result between the
+ * transport and the store. `close()` only marks it closed: the object's storage has no
+ * connection to close.
+ *
+ * SQLite failures become {@link StorageError}s (`STORAGE_FULL` when the object reached its size
+ * limit), with the original error as `cause`; the transaction was rolled back.
+ *
+ * @throws TypeError when `storage` has no `sql` (the class was not declared with SQLite storage:
+ *   `new_sqlite_classes` in wrangler's migrations, `enableSql = true` in a workerd config).
+ */
+export function fromDurableObjectStorage(storage: DurableObjectStorageLike): SqlDatabase {
+  if (typeof storage !== 'object' || storage === null || typeof storage.transactionSync !== 'function') {
+    throw new TypeError('storage must be a Durable Object\'s ctx.storage');
+  }
+  const sql = storage.sql;
+  if (typeof sql?.exec !== 'function') {
+    throw new TypeError('storage.sql is missing: declare the Durable Object class with SQLite storage (new_sqlite_classes in wrangler migrations, enableSql = true in workerd)');
+  }
+  const filename = 'durable-object';
+  let closed = false;
+  let inTransaction = false;
+  let versionTable = false;
+
+  const ensureOpen = (): void => {
+    if (closed) throw new ClosedError(`database ${JSON.stringify(filename)}`);
+  };
+  const mapped = <T>(body: () => T): T => {
+    ensureOpen();
+    try {
+      return body();
+    } catch (error) {
+      throw toStorageError(error, codeOf(error), filename);
+    }
+  };
+  const exec = (query: string, params: readonly SqlValue[]) => sql.exec(query, ...params).toArray();
+  const ensureVersionTable = (): void => {
+    if (versionTable) return;
+    sql.exec('CREATE TABLE IF NOT EXISTS lh_user_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)');
+    versionTable = true;
+  };
+  const readVersion = (): number => {
+    ensureVersionTable();
+    return Number(sql.exec('SELECT version FROM lh_user_version WHERE id = 1').toArray()[0]?.version ?? 0);
+  };
+  const writeVersion = (version: number): void => {
+    ensureVersionTable();
+    sql.exec('INSERT INTO lh_user_version (id, version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET version = excluded.version', version);
+  };
+
+  const prepare = (query: string): SqlStatement => {
+    ensureOpen();
+    if (READ_VERSION.test(query)) {
+      const row = <T>() => mapped(() => ({ user_version: readVersion() }) as T);
+      return { run: () => 0, get: row, all: <T>() => [row<T>()] };
+    }
+    const countsChanges = CHANGES_ROWS.test(query);
+    // The object's SQL API compiles and caches statements by their text, so there is nothing to
+    // prepare ahead: each call sends the query again.
+    return {
+      run: (...params) =>
+        mapped(() => {
+          exec(query, params);
+          return countsChanges ? Number(sql.exec('SELECT changes() AS n').toArray()[0]!.n) : 0;
+        }),
+      get: <T>(...params: SqlValue[]) => mapped(() => exec(query, params)[0] as T | undefined),
+      all: <T>(...params: SqlValue[]) => mapped(() => exec(query, params) as T[]),
+    };
+  };
+
+  return {
+    filename,
+    prepare,
+    exec(query) {
+      mapped(() => {
+        const write = WRITE_VERSION.exec(query);
+        if (write) writeVersion(Number(write[1]));
+        // The object's exec refuses text that ends in comments after the last statement
+        // ("SQL code did not contain a statement"), which the schema's migrations have.
+        else sql.exec(query.replace(TRAILING_COMMENTS, ''));
+      });
+    },
+    transaction<T>(body: () => T): T {
+      ensureOpen();
+      if (inTransaction) throw new Error('leasehold: nested transaction; a backend method must not call another one');
+      inTransaction = true;
+      try {
+        return storage.transactionSync(body);
+      } catch (error) {
+        throw toStorageError(error, codeOf(error), filename);
+      } finally {
+        inTransaction = false;
+      }
+    },
+    close() {
+      closed = true;
+    },
+    get closed() {
+      return closed;
+    },
+  };
+}

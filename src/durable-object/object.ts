@@ -1,0 +1,230 @@
+/**
+ * `LeaseholdObject`: a ready Durable Object class holding one leasehold database (transport and
+ * execution store on the object's SQLite storage). An app exports it, or a subclass, from its
+ * Worker and reaches it three ways:
+ * - Workers RPC: `env.QUEUE.get(id).publish(...)`, every transport and store method, or
+ *   `objectTransport(stub)` / `objectStore(stub)` for the exact contracts (error classes intact);
+ * - HTTP: `POST /call` with a JSON call, for clients outside Workers (`leasehold/durable-object/client`);
+ * - WebSocket: `GET /changes` upgrades to a socket that receives a notice after every change and
+ *   whenever a lease, park or timer runs out. Sockets use the hibernation API: an idle
+ *   subscriber keeps no object in memory and costs nothing.
+ * The object's alarm is kept at the next lease expiry, park end or timer, and wakes subscribers
+ * then: a runtime waiting on `onChange` claims the expired lease or fires the due timer (with its
+ * own relay) at once, with no polling. The store stays passive (it never fires a timer itself).
+ */
+import { DurableObject } from 'cloudflare:workers';
+import { errorFromWire, errorToWire } from '../browser/wire.js';
+import type { CommitChanges, Execution, ExecutionStore } from '../store/contract.js';
+import type { Transport } from '../transport/contract.js';
+import type { SqlDatabase } from '../sqlite/driver.js';
+import { decodeValue } from './codec.js';
+import { checkObjectOptions, ObjectCore, type ObjectOptions } from './core.js';
+import { fromDurableObjectStorage } from './driver.js';
+import { METHODS, type Target } from './methods.js';
+import type { DurableObjectStateLike, WebSocketLike } from './types.js';
+
+/** What `POST /call` accepts. `now` and `options` are test hooks (see {@link LeaseholdEnv}). */
+export interface CallBody {
+  target: Target;
+  method: string;
+  /** Encoded with the codec of `leasehold/durable-object/client` (keeps undefined, NaN, cycles…). */
+  args: unknown;
+  /** Identifies the caller's connection, so its own change notices are not echoed back. */
+  client?: string;
+  now?: number;
+  options?: ObjectOptions;
+}
+
+/** The answer of `POST /call` and of the `call` RPC method. */
+export type CallAnswer = { ok: true; value?: unknown; changed: boolean } | { ok: false; error: ReturnType<typeof errorToWire> };
+
+/** Bindings a leasehold object reads. All optional. */
+export interface LeaseholdEnv {
+  LEASEHOLD_MAX_ATTEMPTS?: string;
+  LEASEHOLD_TRACE_MAX?: string;
+  /**
+   * `"on"` only in tests: calls may then carry the caller's clock reading (`now`), so a manual
+   * clock drives leases, and per-object `options`. Never set it in production: any caller could
+   * move the object's time.
+   */
+  LEASEHOLD_TEST_HOOKS?: string;
+}
+
+/**
+ * The Durable Object class. Subclass it to set options in code (`override options()`), or set
+ * `LEASEHOLD_MAX_ATTEMPTS` / `LEASEHOLD_TRACE_MAX` bindings. Declare it with SQLite storage
+ * (wrangler: `new_sqlite_classes`).
+ *
+ * Every transport and store method is also a method of the object (Workers RPC). Over raw RPC a
+ * thrown leasehold error arrives as a plain `Error` whose message starts with its class name
+ * (RPC keeps only built-in error classes); use `objectTransport`/`objectStore` to get the classes
+ * back. `save` and `commit` resolve the new version (the caller's object cannot be bumped remotely).
+ */
+export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends DurableObject<Env> {
+  readonly #db: SqlDatabase;
+  readonly #core: ObjectCore;
+  readonly #testHooks: boolean;
+  /** The clock reading a test call carried; null while the object runs on real time. */
+  #manualNow: number | null = null;
+  /** Set by the transport's change listener; read after each call. */
+  #changed = false;
+  /** The connection whose call is being served, so its socket is not sent its own notice. */
+  #caller: string | undefined;
+  /** When the alarm is set for (wall time), as far as this instance knows. */
+  #alarmAt: number | null | undefined;
+
+  constructor(ctx: DurableObjectStateLike, env: Env) {
+    super(ctx, env);
+    this.#testHooks = env?.LEASEHOLD_TEST_HOOKS === 'on';
+    this.#db = fromDurableObjectStorage(ctx.storage);
+    const clock = () => this.#manualNow ?? Date.now();
+    this.#core = new ObjectCore(this.#db, clock, checkObjectOptions(this.options()), () => {
+      this.#changed = true;
+    });
+  }
+
+  /** The object's options; the default reads the `LEASEHOLD_*` bindings. Override to set them in code. */
+  options(): ObjectOptions {
+    const number = (text: string | undefined) => (text === undefined || text === '' ? undefined : Number(text));
+    const maxAttempts = number(this.env?.LEASEHOLD_MAX_ATTEMPTS);
+    const traceMax = number(this.env?.LEASEHOLD_TRACE_MAX);
+    return { ...(maxAttempts === undefined ? {} : { maxAttempts }), ...(traceMax === undefined ? {} : { traceMax }) };
+  }
+
+  /**
+   * One call with its answer as data (never throws): what the HTTP endpoint and the RPC
+   * wrappers use. `args` are plain values (RPC) unless `encoded` (HTTP's JSON codec).
+   */
+  async call(target: Target, method: string, args: unknown, extra: { client?: string; now?: number; options?: ObjectOptions; encoded?: boolean } = {}): Promise<CallAnswer> {
+    try {
+      if (extra.now !== undefined || extra.options !== undefined) {
+        if (!this.#testHooks) throw new TypeError('now and options are test hooks; this object was not started with LEASEHOLD_TEST_HOOKS = "on"');
+        if (extra.options !== undefined) this.#core.configure(checkObjectOptions(extra.options));
+        if (extra.now !== undefined) {
+          if (typeof extra.now !== 'number' || !Number.isFinite(extra.now)) throw new TypeError('now must be a finite number');
+          this.#manualNow = extra.now;
+        }
+      }
+      const decoded = extra.encoded ? decodeValue(args) : args;
+      this.#changed = false;
+      this.#caller = extra.client;
+      const value = await this.#core.serve(target, method, decoded);
+      // The transport raises its notice on a microtask after the call: let it run first.
+      await Promise.resolve();
+      const changed = this.#changed;
+      if (changed) this.#broadcast();
+      await this.#armAlarm();
+      return value === undefined ? { ok: true, changed } : { ok: true, value, changed };
+    } catch (error) {
+      return { ok: false, error: errorToWire(error) };
+    } finally {
+      this.#caller = undefined;
+    }
+  }
+
+  /** HTTP: `POST …/call` (JSON {@link CallBody}) and `GET …/changes` (WebSocket upgrade); the last path segment decides. */
+  async fetch(request: Request): Promise<Response> {
+    const action = new URL(request.url).pathname.split('/').pop();
+    if (action === 'call' && request.method === 'POST') {
+      let body: CallBody;
+      try {
+        body = (await request.json()) as CallBody;
+      } catch {
+        return Response.json({ ok: false, error: { name: 'TypeError', message: 'the request body must be JSON' } } satisfies CallAnswer, { status: 400 });
+      }
+      const { target, method, args, client, now, options } = body ?? ({} as CallBody);
+      return Response.json(await this.call(target, method, args, { client, now, options, encoded: true }));
+    }
+    if (action === 'changes' && request.headers.get('Upgrade')?.toLowerCase() === 'websocket') {
+      const pair = new WebSocketPair();
+      const [client, server] = Object.values(pair) as [WebSocket, WebSocket];
+      const id = new URL(request.url).searchParams.get('client') ?? '';
+      this.ctx.acceptWebSocket(server as unknown as WebSocketLike, [`client:${id}`]);
+      return new Response(null, { status: 101, webSocket: client } as ResponseInit);
+    }
+    if (action === 'abort' && request.method === 'POST' && this.#testHooks) {
+      // Test hook: drop this instance; the next request builds a new one from storage.
+      (this.ctx as unknown as { abort(reason?: string): void }).abort('reset by a test');
+    }
+    return new Response('leasehold: POST …/call or GET …/changes (WebSocket)', { status: 404 });
+  }
+
+  /** Wakes subscribers (a lease or park ran out, or a timer came due) and re-arms. */
+  async alarm(): Promise<void> {
+    this.#alarmAt = null;
+    this.#broadcast(true);
+    await this.#armAlarm();
+  }
+
+  /** Subscribers only listen; whatever they send is ignored. */
+  async webSocketMessage(): Promise<void> {}
+
+  async webSocketClose(socket: WebSocketLike, code: number): Promise<void> {
+    try {
+      socket.close(code === 1005 || code === 1006 ? 1000 : code, 'closing');
+    } catch {
+      // Already closed by the other side.
+    }
+  }
+
+  #broadcast(everyone = false): void {
+    const skip = !everyone && this.#caller ? new Set(this.ctx.getWebSockets(`client:${this.#caller}`)) : undefined;
+    for (const socket of this.ctx.getWebSockets()) {
+      if (skip?.has(socket)) continue;
+      try {
+        socket.send('changed');
+      } catch {
+        // A socket closing right now: its close handler cleans up.
+      }
+    }
+  }
+
+  /**
+   * Keeps the alarm at the next deadline. A test clock's deadlines are not wall times, so an
+   * object driven by one sets no alarm (the test drives time itself).
+   */
+  async #armAlarm(): Promise<void> {
+    if (this.#manualNow !== null) return;
+    const storage = this.ctx.storage;
+    if (this.#alarmAt === undefined) this.#alarmAt = await storage.getAlarm();
+    const next = this.#core.nextDeadline(Date.now());
+    if (next === this.#alarmAt) return;
+    // An earlier alarm than needed is harmless (it re-arms); a missing one would strand timers.
+    if (next === null) {
+      if (this.#alarmAt !== null) await storage.deleteAlarm();
+    } else if (this.#alarmAt === null || next < this.#alarmAt || this.#alarmAt < Date.now()) {
+      await storage.setAlarm(next);
+    } else {
+      return;
+    }
+    this.#alarmAt = next;
+  }
+}
+
+/** A contract's methods as RPC methods: `close` stays with the caller, notices go over WebSocket. */
+type Remote<T> = { [K in keyof T as K extends 'close' | 'onChange' ? never : K]: T[K] };
+
+/** The RPC surface: every forwarded method, as the class's own (installed below). */
+export interface LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Remote<Transport>, Omit<Remote<ExecutionStore>, 'save' | 'commit'> {
+  /** `ExecutionStore.save`, resolving the new version. */
+  save(exe: Execution): Promise<number>;
+  /** `ExecutionStore.commit`, resolving the new version. */
+  commit(exe: Execution, changes?: CommitChanges): Promise<number>;
+}
+
+for (const [target, names] of Object.entries(METHODS) as [Target, readonly string[]][]) {
+  for (const name of names) {
+    if (name in LeaseholdObject.prototype) throw new Error(`leasehold: ${target}.${name} clashes with another forwarded method`);
+    Object.defineProperty(LeaseholdObject.prototype, name, {
+      configurable: true,
+      writable: true,
+      async value(this: LeaseholdObject, ...args: unknown[]) {
+        const answer = await this.call(target, name, args);
+        if (answer.ok) return answer.value;
+        // TypeError and RangeError cross RPC as themselves; leasehold's classes become an Error
+        // whose message starts with the class name.
+        throw errorFromWire(answer.error);
+      },
+    });
+  }
+}
