@@ -9,7 +9,9 @@ import { describeConsume, until } from './conformance/consume.js';
 import { transportBackends } from './support/backends.js';
 import { ManualScheduler } from './support/runtime-scheduler.js';
 
-for (const backend of transportBackends) describeConsume(backend.name, backend.make);
+// The suite settles work in a few event-loop turns under a manual scheduler: backends in another
+// process (workerd) answer on the network's time, so they are left out (see settlesInProcess).
+for (const backend of transportBackends.filter((b) => b.settlesInProcess !== false)) describeConsume(backend.name, backend.make);
 
 describe('consume() options', () => {
   const clock = new ManualClock();

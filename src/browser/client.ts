@@ -10,7 +10,7 @@ import { encodeCommit, encodeStep } from '../store/encode.js';
 import { checkPublish, checkPublishItems } from '../transport/shared.js';
 import { checkId, checkInteger, checkObject, toJson } from '../validate.js';
 import type { HostOptions, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
-import { type CallMessage, errorFromWire, type Target } from './wire.js';
+import { type CallMessage, errorFromWire, sameLeases, type Target } from './wire.js';
 
 export type { OwnerInfo } from './protocol.js';
 
@@ -299,25 +299,6 @@ function storeProxy<X extends Execution>(connection: Connection): ExecutionStore
       closed = true;
     },
   };
-}
-
-/**
- * `ackMany` answers with the caller's own lease objects; the worker sent back copies. Both
- * arrays are in input order and split it, so one pass puts the originals back.
- */
-function sameLeases<E>(given: readonly Lease<E>[], answer: AckManyResult): AckManyResult<E> {
-  const result: AckManyResult<E> = { acked: [], lost: [] };
-  let next = 0;
-  for (const lease of given) {
-    const acked = answer.acked[next];
-    if (acked && acked.seq === lease.seq && acked.attempt === lease.attempt && acked.groupId === lease.groupId && acked.workerId === lease.workerId) {
-      result.acked.push(lease);
-      next++;
-    } else {
-      result.lost.push(lease);
-    }
-  }
-  return result;
 }
 
 /** The error the SQL backend gives for arguments that cannot even be cloned to reach it. */

@@ -1,10 +1,12 @@
 /**
  * What crosses between a page, its host worker and the owner's host worker: the call and
  * answer messages, and errors flattened to plain data and rebuilt as the same classes on the
- * other side (`instanceof` does not survive postMessage). Types and two small functions only;
+ * other side (`instanceof` does not survive postMessage), and the caller's own lease objects put
+ * back into an `ackMany` answer. Types and three small functions only;
  * no queue logic lives here.
  * @internal
  */
+import type { AckManyResult, Lease } from '../transport/contract.js';
 import { ClosedError, LeaseholdError, type LeaseholdErrorCode, LeaseLostError, StorageError, StoreConflictError } from '../errors.js';
 
 /** The objects a page can call, and their methods. */
@@ -68,4 +70,23 @@ export function errorFromWire(wire: WireError): Error {
       if (wire.code) return new LeaseholdError(wire.code, wire.message);
       return Object.assign(new Error(wire.message), { name: wire.name });
   }
+}
+
+/**
+ * `ackMany` answers with the caller's own lease objects; the other side sent back copies. Both
+ * arrays are in input order and split it, so one pass puts the originals back.
+ */
+export function sameLeases<E>(given: readonly Lease<E>[], answer: AckManyResult): AckManyResult<E> {
+  const result: AckManyResult<E> = { acked: [], lost: [] };
+  let next = 0;
+  for (const lease of given) {
+    const acked = answer.acked[next];
+    if (acked && acked.seq === lease.seq && acked.attempt === lease.attempt && acked.groupId === lease.groupId && acked.workerId === lease.workerId) {
+      result.acked.push(lease);
+      next++;
+    } else {
+      result.lost.push(lease);
+    }
+  }
+  return result;
 }

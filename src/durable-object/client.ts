@@ -8,10 +8,10 @@ import { errorFromWire } from '../browser/wire.js';
 import { StorageError } from '../errors.js';
 import type { ExecutionStore } from '../store/contract.js';
 import type { ChangeNotifier, Transport } from '../transport/contract.js';
-import { checkObject } from '../validate.js';
+import { checkId, checkObject } from '../validate.js';
 import { encodeValue } from './codec.js';
-import type { ObjectOptions } from './core.js';
-import type { CallAnswer, CallBody } from './object.js';
+import { DEFAULT_QUEUE, type ObjectOptions } from './core.js';
+import type { CallAnswer, CallBody } from './protocol.js';
 import { remoteStore, remoteTransport, type SendCall } from './remote.js';
 import { NoticeSocket, type WebSocketClass } from './socket.js';
 
@@ -36,8 +36,14 @@ export interface LeaseholdClientOptions {
 
 /** A connection to one leasehold Durable Object. */
 export interface LeaseholdClient {
-  /** The object's queue. `onChange` notices cover every caller's changes and leases running out. */
+  /** The object's default queue. `onChange` notices cover every caller's changes and leases running out. */
   readonly transport: Transport & ChangeNotifier;
+  /**
+   * Another named queue of the same object: independent of the others (own groups, seqs,
+   * round-robin order, keys, dead letters, stats and notices). `queue('default')` is {@link transport}'s.
+   * @throws TypeError / RangeError for a name that is not a non-empty string.
+   */
+  queue(name: string): Transport & ChangeNotifier;
   /** The object's execution store. */
   readonly store: ExecutionStore;
   /** Closes the notice socket and marks both closed. Data stays in the object. Idempotent. */
@@ -70,8 +76,9 @@ export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClie
 
   const notices = new NoticeSocket(`${root.replace(/^http/, 'ws')}/changes?client=${clientId}`, options.WebSocket, headers);
 
-  const send: SendCall = async (target, method, args) => {
+  const sendTo = (queue: string): SendCall => async (target, method, args) => {
     const body: CallBody = { target, method, args: encodeValue(args), client: clientId };
+    if (target === 'transport' && queue !== DEFAULT_QUEUE) body.queue = queue;
     if (options.testClock) body.now = options.testClock();
     if (options.testOptions) body.options = options.testOptions;
     let text: string;
@@ -91,17 +98,27 @@ export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClie
     }
     if (!answer.ok) throw errorFromWire(answer.error);
     // This connection's own changes are not echoed over the socket: raise them here.
-    if (answer.changed) notices.emit();
+    if (answer.changed) notices.emit(queue);
     return answer.value;
   };
 
-  const transport = remoteTransport(send, (listener) => notices.add(listener)) as Transport & ChangeNotifier;
-  const store = remoteStore(send);
+  const queues = new Map<string, Transport & ChangeNotifier>();
+  const queue = (name: string): Transport & ChangeNotifier => {
+    checkId('name', name);
+    let transport = queues.get(name);
+    if (!transport) {
+      transport = remoteTransport(sendTo(name), (listener) => notices.add(name, listener)) as Transport & ChangeNotifier;
+      queues.set(name, transport);
+    }
+    return transport;
+  };
+  const store = remoteStore(sendTo(DEFAULT_QUEUE));
   return {
-    transport,
+    transport: queue(DEFAULT_QUEUE),
+    queue,
     store,
     async close() {
-      await transport.close();
+      for (const transport of queues.values()) await transport.close();
       await store.close();
       notices.close();
     },

@@ -6,9 +6,10 @@
  */
 import type { SqlDatabase, SqlStatement } from '../sqlite/driver.js';
 import { SqliteStore } from '../store/sqlite.js';
+import { DEFAULT_QUEUE } from '../transport/contract.js';
 import { SqliteTransport } from '../transport/sqlite.js';
-import { checkInteger, checkObject } from '../validate.js';
-import { isForwarded, type Target, VERSION_BUMPING } from './methods.js';
+import { checkId, checkInteger, checkObject } from '../validate.js';
+import { isForwarded, VERSION_BUMPING } from './methods.js';
 
 /** Options of a leasehold Durable Object. */
 export interface ObjectOptions {
@@ -27,17 +28,20 @@ export function checkObjectOptions(options: unknown): ObjectOptions {
   return { ...(maxAttempts === undefined ? {} : { maxAttempts }), ...(traceMax === undefined ? {} : { traceMax }) };
 }
 
+export { DEFAULT_QUEUE };
+
 export class ObjectCore {
-  transport!: SqliteTransport;
   store!: SqliteStore;
   readonly #db: SqlDatabase;
   readonly #clock: () => number;
   #options: ObjectOptions = {};
+  /** One transport per named queue, created on the queue's first call. */
+  #transports = new Map<string, SqliteTransport>();
   readonly #earliestLock: SqlStatement;
   readonly #earliestTimer: SqlStatement;
-  readonly #onChange: () => void;
+  readonly #onChange: (queue: string) => void;
 
-  constructor(db: SqlDatabase, clock: () => number, options: ObjectOptions, onChange: () => void) {
+  constructor(db: SqlDatabase, clock: () => number, options: ObjectOptions, onChange: (queue: string) => void) {
     this.#db = db;
     this.#clock = clock;
     this.#onChange = onChange;
@@ -50,9 +54,21 @@ export class ObjectCore {
   configure(options: ObjectOptions, force = false): void {
     if (!force && options.maxAttempts === this.#options.maxAttempts && options.traceMax === this.#options.traceMax) return;
     this.#options = options;
-    this.transport = new SqliteTransport(this.#db, { clock: this.#clock, ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }) });
+    for (const transport of this.#transports.values()) void transport.close();
+    this.#transports = new Map();
     this.store = new SqliteStore(this.#db, options.traceMax === undefined ? {} : { traceMax: options.traceMax });
-    this.transport.onChange(this.#onChange);
+  }
+
+  /** The transport of `queue`, created (with its tables' rows) on first use. */
+  transport(queue: string = DEFAULT_QUEUE): SqliteTransport {
+    let transport = this.#transports.get(queue);
+    if (!transport) {
+      const { maxAttempts } = this.#options;
+      transport = new SqliteTransport(this.#db, { clock: this.#clock, queue, ...(maxAttempts === undefined ? {} : { maxAttempts }) });
+      transport.onChange(() => this.#onChange(queue));
+      this.#transports.set(queue, transport);
+    }
+    return transport;
   }
 
   /**
@@ -60,21 +76,19 @@ export class ObjectCore {
    * @throws TypeError for a target or method that is not forwarded, or args that are not an array;
    *   otherwise whatever the backend throws.
    */
-  async serve(target: unknown, method: unknown, args: unknown): Promise<unknown> {
+  async serve(target: unknown, method: unknown, args: unknown, queue: unknown = DEFAULT_QUEUE): Promise<unknown> {
     if (!isForwarded(target, method)) throw new TypeError(`${String(target)}.${String(method)} is not a method leasehold forwards`);
     if (!Array.isArray(args)) throw new TypeError('args must be an array');
-    const backend = this.#backend(target);
+    checkId('queue', queue);
+    const backend = (target === 'transport' ? this.transport(queue) : this.store) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     const result = await backend[method as string]!(...args);
     return target === 'store' && VERSION_BUMPING.has(method as string) ? (args[0] as { version: number }).version : result;
   }
 
-  #backend(target: Target): Record<string, (...args: unknown[]) => Promise<unknown>> {
-    return (target === 'transport' ? this.transport : this.store) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-  }
-
   /**
-   * The earliest clock reading after `now` at which something becomes due without any call: a
-   * lease or a park runs out (claimable at its end + 1) or a timer comes due. null when none.
+   * The earliest clock reading after `now` at which something becomes due without any call, in
+   * any queue: a lease, park or delay runs out (claimable at its end + 1) or a timer comes due.
+   * null when none.
    * What is already due was announced when it came due; announcing it again would make an
    * alarm that never stops firing while nobody acts on it.
    */

@@ -12,6 +12,8 @@
  *   by: the driver keeps that number in a one-row table, `lh_user_version`, instead.
  * - A cursor's `rowsWritten` counts index and trigger writes, not the rows a statement changed:
  *   `run()` asks SQLite's `changes()` afterwards, which counts exactly those.
+ * - `PRAGMA locking_mode` is refused too; the answer is `exclusive`, which is the truth: the object
+ *   is the only connection to its database, so there are no other writers to watch for.
  */
 import { ClosedError } from '../errors.js';
 import { toStorageError, type SqlDatabase, type SqlStatement, type SqlValue } from '../sqlite/driver.js';
@@ -19,6 +21,7 @@ import type { DurableObjectStorageLike } from './types.js';
 
 const READ_VERSION = /^\s*PRAGMA\s+user_version\s*;?\s*$/i;
 const WRITE_VERSION = /^\s*PRAGMA\s+user_version\s*=\s*(\d+)\s*;?\s*$/i;
+const READ_LOCKING_MODE = /^\s*PRAGMA\s+locking_mode\s*;?\s*$/i;
 const TRAILING_COMMENTS = /(?:\s*--[^\n]*)*\s*$/;
 /** Statements whose `run()` result (rows changed) callers read. */
 const CHANGES_ROWS = /^\s*(INSERT|UPDATE|DELETE|REPLACE|WITH)\b/i;
@@ -89,6 +92,10 @@ export function fromDurableObjectStorage(storage: DurableObjectStorageLike): Sql
       const row = <T>() => mapped(() => ({ user_version: readVersion() }) as T);
       return { run: () => 0, get: row, all: <T>() => [row<T>()] };
     }
+    if (READ_LOCKING_MODE.test(query)) {
+      const row = <T>() => ({ locking_mode: 'exclusive' }) as T;
+      return { run: () => 0, get: row, all: <T>() => [row<T>()] };
+    }
     const countsChanges = CHANGES_ROWS.test(query);
     // The object's SQL API compiles and caches statements by their text, so there is nothing to
     // prepare ahead: each call sends the query again.
@@ -125,6 +132,16 @@ export function fromDurableObjectStorage(storage: DurableObjectStorageLike): Sql
         throw toStorageError(error, codeOf(error), filename);
       } finally {
         inTransaction = false;
+      }
+    },
+    savepoint<T>(body: () => T): T {
+      ensureOpen();
+      if (!inTransaction) throw new Error('leasehold: savepoint outside a transaction');
+      // A nested transactionSync is a savepoint: a throw undoes only `body`'s writes.
+      try {
+        return storage.transactionSync(body);
+      } catch (error) {
+        throw toStorageError(error, codeOf(error), filename);
       }
     },
     close() {

@@ -7,36 +7,40 @@
 import { errorFromWire } from '../browser/wire.js';
 import type { ExecutionStore } from '../store/contract.js';
 import type { Transport } from '../transport/contract.js';
-import type { CallAnswer } from './object.js';
+import type { CallAnswer } from './protocol.js';
+import { checkId } from '../validate.js';
 import { remoteStore, remoteTransport, type SendCall } from './remote.js';
 
 export { fromDurableObjectStorage } from './driver.js';
 export { LeaseholdObject } from './object.js';
-export type { CallAnswer, CallBody, LeaseholdEnv } from './object.js';
+export type { LeaseholdEnv } from './object.js';
+export type { CallAnswer, CallBody } from './protocol.js';
 export type { ObjectOptions } from './core.js';
 export type { DurableObjectStateLike, DurableObjectStorageLike, SqlStorageLike } from './types.js';
 
 /** The part of a Durable Object stub the wrappers call (any `LeaseholdObject` stub has it). */
 export interface LeaseholdStub {
-  call(target: 'transport' | 'store', method: string, args: unknown[]): Promise<CallAnswer>;
+  call(target: 'transport' | 'store', method: string, args: unknown[], extra?: { queue?: string }): Promise<CallAnswer>;
 }
 
-const viaStub = (stub: LeaseholdStub): SendCall => {
+const viaStub = (stub: LeaseholdStub, queue?: string): SendCall => {
   if (typeof stub?.call !== 'function') throw new TypeError('stub must be a LeaseholdObject stub (env.NAMESPACE.get(id))');
+  if (queue !== undefined) checkId('queue', queue);
   return async (target, method, args) => {
-    const answer = await stub.call(target, method, args);
+    const answer = await stub.call(target, method, args, queue === undefined ? {} : { queue });
     if (!answer.ok) throw errorFromWire(answer.error);
     return answer.value;
   };
 };
 
 /**
- * The object's queue over Workers RPC, as a {@link Transport} with leasehold's error classes
- * (raw stub calls lose them). No `onChange`: subscribe with a WebSocket to `…/changes`.
- * @throws TypeError when `stub` is not a leasehold object's stub.
+ * The object's queue (`queue`, default `'default'`) over Workers RPC, as a {@link Transport}
+ * with leasehold's error classes (raw stub calls lose them, and reach only the default queue).
+ * No `onChange`: subscribe with a WebSocket to `…/changes`.
+ * @throws TypeError when `stub` is not a leasehold object's stub; TypeError / RangeError for a bad queue name.
  */
-export function objectTransport<E = unknown>(stub: LeaseholdStub): Transport<E> {
-  return remoteTransport<E>(viaStub(stub)) as Transport<E>;
+export function objectTransport<E = unknown>(stub: LeaseholdStub, queue?: string): Transport<E> {
+  return remoteTransport<E>(viaStub(stub, queue)) as Transport<E>;
 }
 
 /** The object's execution store over Workers RPC (see {@link objectTransport}). */

@@ -18,25 +18,11 @@ import type { CommitChanges, Execution, ExecutionStore } from '../store/contract
 import type { Transport } from '../transport/contract.js';
 import type { SqlDatabase } from '../sqlite/driver.js';
 import { decodeValue } from './codec.js';
-import { checkObjectOptions, ObjectCore, type ObjectOptions } from './core.js';
+import { checkObjectOptions, DEFAULT_QUEUE, ObjectCore, type ObjectOptions } from './core.js';
+import { ANY_QUEUE, type CallAnswer, type CallBody } from './protocol.js';
 import { fromDurableObjectStorage } from './driver.js';
 import { METHODS, type Target } from './methods.js';
 import type { DurableObjectStateLike, WebSocketLike } from './types.js';
-
-/** What `POST /call` accepts. `now` and `options` are test hooks (see {@link LeaseholdEnv}). */
-export interface CallBody {
-  target: Target;
-  method: string;
-  /** Encoded with the codec of `leasehold/durable-object/client` (keeps undefined, NaN, cycles…). */
-  args: unknown;
-  /** Identifies the caller's connection, so its own change notices are not echoed back. */
-  client?: string;
-  now?: number;
-  options?: ObjectOptions;
-}
-
-/** The answer of `POST /call` and of the `call` RPC method. */
-export type CallAnswer = { ok: true; value?: unknown; changed: boolean } | { ok: false; error: ReturnType<typeof errorToWire> };
 
 /** Bindings a leasehold object reads. All optional. */
 export interface LeaseholdEnv {
@@ -66,8 +52,8 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
   readonly #testHooks: boolean;
   /** The clock reading a test call carried; null while the object runs on real time. */
   #manualNow: number | null = null;
-  /** Set by the transport's change listener; read after each call. */
-  #changed = false;
+  /** Set by the transports' change listeners: the queue that changed during the call. */
+  #changed: string | null = null;
   /** The connection whose call is being served, so its socket is not sent its own notice. */
   #caller: string | undefined;
   /** When the alarm is set for (wall time), as far as this instance knows. */
@@ -78,8 +64,8 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
     this.#testHooks = env?.LEASEHOLD_TEST_HOOKS === 'on';
     this.#db = fromDurableObjectStorage(ctx.storage);
     const clock = () => this.#manualNow ?? Date.now();
-    this.#core = new ObjectCore(this.#db, clock, checkObjectOptions(this.options()), () => {
-      this.#changed = true;
+    this.#core = new ObjectCore(this.#db, clock, checkObjectOptions(this.options()), (queue) => {
+      this.#changed = queue;
     });
   }
 
@@ -95,7 +81,12 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
    * One call with its answer as data (never throws): what the HTTP endpoint and the RPC
    * wrappers use. `args` are plain values (RPC) unless `encoded` (HTTP's JSON codec).
    */
-  async call(target: Target, method: string, args: unknown, extra: { client?: string; now?: number; options?: ObjectOptions; encoded?: boolean } = {}): Promise<CallAnswer> {
+  async call(
+    target: Target,
+    method: string,
+    args: unknown,
+    extra: { client?: string; queue?: string; now?: number; options?: ObjectOptions; encoded?: boolean } = {},
+  ): Promise<CallAnswer> {
     try {
       if (extra.now !== undefined || extra.options !== undefined) {
         if (!this.#testHooks) throw new TypeError('now and options are test hooks; this object was not started with LEASEHOLD_TEST_HOOKS = "on"');
@@ -106,13 +97,13 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
         }
       }
       const decoded = extra.encoded ? decodeValue(args) : args;
-      this.#changed = false;
+      this.#changed = null;
       this.#caller = extra.client;
-      const value = await this.#core.serve(target, method, decoded);
+      const value = await this.#core.serve(target, method, decoded, extra.queue ?? DEFAULT_QUEUE);
       // The transport raises its notice on a microtask after the call: let it run first.
       await Promise.resolve();
-      const changed = this.#changed;
-      if (changed) this.#broadcast();
+      const changed = this.#changed !== null;
+      if (this.#changed !== null) this.#broadcast(this.#changed);
       await this.#armAlarm();
       return value === undefined ? { ok: true, changed } : { ok: true, value, changed };
     } catch (error) {
@@ -132,8 +123,8 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
       } catch {
         return Response.json({ ok: false, error: { name: 'TypeError', message: 'the request body must be JSON' } } satisfies CallAnswer, { status: 400 });
       }
-      const { target, method, args, client, now, options } = body ?? ({} as CallBody);
-      return Response.json(await this.call(target, method, args, { client, now, options, encoded: true }));
+      const { target, method, args, client, queue, now, options } = body ?? ({} as CallBody);
+      return Response.json(await this.call(target, method, args, { client, queue, now, options, encoded: true }));
     }
     if (action === 'changes' && request.headers.get('Upgrade')?.toLowerCase() === 'websocket') {
       const pair = new WebSocketPair();
@@ -152,7 +143,7 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
   /** Wakes subscribers (a lease or park ran out, or a timer came due) and re-arms. */
   async alarm(): Promise<void> {
     this.#alarmAt = null;
-    this.#broadcast(true);
+    this.#broadcast(ANY_QUEUE, true);
     await this.#armAlarm();
   }
 
@@ -167,12 +158,14 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
     }
   }
 
-  #broadcast(everyone = false): void {
+  /** Sends `{"changed": queue}` to every socket (but the caller's, unless `everyone`). */
+  #broadcast(queue: string, everyone = false): void {
     const skip = !everyone && this.#caller ? new Set(this.ctx.getWebSockets(`client:${this.#caller}`)) : undefined;
+    const notice = JSON.stringify({ changed: queue });
     for (const socket of this.ctx.getWebSockets()) {
       if (skip?.has(socket)) continue;
       try {
-        socket.send('changed');
+        socket.send(notice);
       } catch {
         // A socket closing right now: its close handler cleans up.
       }

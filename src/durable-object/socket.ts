@@ -1,10 +1,12 @@
 /**
  * Change notices over one WebSocket, opened while someone listens and reopened (with backoff)
- * if it drops. A notice is a hint: a dropped socket loses notices, never data, and consumers
- * still poll at their own pace.
+ * if it drops. The object sends `{"changed": "<queue>"}` (`"*"`: any queue, from its alarm). A
+ * notice is a hint: a dropped socket loses notices, never data, and consumers still poll at
+ * their own pace.
  * @internal
  */
 import { Listeners } from '../transport/notifier.js';
+import { ANY_QUEUE } from './protocol.js';
 
 /** The WebSocket class shape the client needs (browsers', Node ≥ 22's, or `ws`'s). */
 export type WebSocketClass = new (url: string, options?: unknown) => {
@@ -20,7 +22,8 @@ export class NoticeSocket {
   readonly #WebSocket: WebSocketClass | undefined;
   /** Passed to the constructor only for a class the caller supplied (`ws`): a browser's takes protocols there. */
   readonly #init: { headers: Record<string, string> } | undefined;
-  readonly #listeners = new Listeners();
+  /** Listeners by queue. */
+  readonly #listeners = new Map<string, Listeners>();
   #count = 0;
   #socket: InstanceType<WebSocketClass> | undefined;
   #retryMs = RETRY_MIN_MS;
@@ -33,9 +36,11 @@ export class NoticeSocket {
     this.#init = WebSocket ? { headers } : undefined;
   }
 
-  add(listener: () => void): () => void {
+  add(queue: string, listener: () => void): () => void {
     if (!this.#WebSocket) throw new TypeError('onChange needs a WebSocket class: pass options.WebSocket (e.g. the ws package on Node 20)');
-    const unsubscribe = this.#listeners.add(listener);
+    let listeners = this.#listeners.get(queue);
+    if (!listeners) this.#listeners.set(queue, (listeners = new Listeners()));
+    const unsubscribe = listeners.add(listener);
     this.#count += 1;
     this.#open();
     let subscribed = true;
@@ -48,14 +53,15 @@ export class NoticeSocket {
     };
   }
 
-  /** Notifies every listener (on a microtask, coalesced; one that throws cannot stop the others). */
-  emit(): void {
-    this.#listeners.notify();
+  /** Notifies the listeners of `queue` (`"*"`: of every queue), on a microtask, coalesced. */
+  emit(queue: string): void {
+    if (queue === ANY_QUEUE) for (const listeners of this.#listeners.values()) listeners.notify();
+    else this.#listeners.get(queue)?.notify();
   }
 
   close(): void {
     this.#closed = true;
-    this.#listeners.clear();
+    for (const listeners of this.#listeners.values()) listeners.clear();
     this.#count = 0;
     this.#shut();
   }
@@ -66,7 +72,15 @@ export class NoticeSocket {
     const socket = this.#init ? new this.#WebSocket!(this.#url, this.#init) : new this.#WebSocket!(this.#url);
     this.#socket = socket;
     socket.addEventListener('open', () => (this.#retryMs = RETRY_MIN_MS));
-    socket.addEventListener('message', () => this.emit());
+    socket.addEventListener('message', (event) => {
+      let queue = ANY_QUEUE;
+      try {
+        queue = String((JSON.parse(String(event.data)) as { changed?: unknown }).changed ?? ANY_QUEUE);
+      } catch {
+        // Not a notice we know: wake everyone, a spurious hint costs one look.
+      }
+      this.emit(queue);
+    });
     socket.addEventListener('error', () => undefined);
     socket.addEventListener('close', () => {
       if (this.#socket !== socket) return;

@@ -49,6 +49,7 @@ export function workerdTransport(route: Route) {
     const harness: TransportHarness = {
       transport: client.transport,
       clock,
+      queue: async (queue) => client.queue(queue),
       dispose: () => client.close(),
       async reopen() {
         await client.close();

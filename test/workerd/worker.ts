@@ -24,7 +24,7 @@ export default {
     const stub = env.QUEUE.get(env.QUEUE.idFromName(decodeURIComponent(name)));
     if (kind === 'rpc' && action === 'call') {
       const body = (await request.json()) as CallBody;
-      return Response.json(await stub.call(body.target, body.method, body.args, { client: body.client, now: body.now, options: body.options, encoded: true }));
+      return Response.json(await stub.call(body.target, body.method, body.args, { client: body.client, queue: body.queue, now: body.now, options: body.options, encoded: true }));
     }
     if (kind === 'rpc') return stub.fetch(request);
     if (kind === 'bench' && action === 'rpc') return Response.json(await benchRpc(stub, Number(new URL(request.url).searchParams.get('n') ?? 1000)));
