@@ -1,11 +1,12 @@
 /**
- * `npm run bench [-- --quick] [-- --only=transport|queue|consume|store|memory]`: runs the Node benchmarks,
+ * `npm run bench [-- --quick] [-- --only=transport|queue|consume|store|memory|edge]`: runs the Node benchmarks,
  * prints Markdown tables and writes one JSON file per run to bench/results/ with the machine,
  * versions and parameters. `npm run bench` starts Node with `--expose-gc` for the memory figures.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchConsume } from './consume.js';
+import { benchEdge } from './edge.js';
 import { benchMemory } from './memory.js';
 import { benchQueue } from './queue.js';
 import { benchStore } from './store.js';
@@ -29,6 +30,7 @@ const sections: [string, string, () => Promise<BenchRow[]>][] = [
   ['consume', 'messages/s', () => benchConsume({ quick })],
   ['store', 'ops/s', () => benchStore({ quick })],
   ['memory', 'bytes', () => benchMemory({ quick })],
+  ['edge', 'messages/s', () => benchEdge({ quick })],
 ];
 
 const results: Record<string, BenchRow[]> = {};

@@ -28,6 +28,12 @@ export interface LeaseholdClientOptions {
   fetch?: (input: string, init: { method: string; headers: Record<string, string>; body: string }) => Promise<{ ok: boolean; status: number; text(): Promise<string> }>;
   /** The WebSocket class for change notices; default the global one. Without one, `onChange` throws. */
   WebSocket?: WebSocketClass;
+  /**
+   * false (default): calls go out one after another, each once the previous one is answered, so
+   * they apply in the order they were made, as on a local transport. true: calls go out at once
+   * and may apply in any order (more throughput for many concurrent workers on one client).
+   */
+  concurrent?: boolean;
   /** @internal Test hook (needs `LEASEHOLD_TEST_HOOKS = "on"` in the Worker): the clock the object measures leases with. */
   testClock?: () => number;
   /** @internal Test hook: the object's options for these calls. */
@@ -76,11 +82,22 @@ export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClie
 
   const notices = new NoticeSocket(`${root.replace(/^http/, 'ws')}/changes?client=${clientId}`, options.WebSocket, headers);
 
-  const sendTo = (queue: string): SendCall => async (target, method, args) => {
+  /** The last call sent, when calls are ordered: the next one waits for its answer. */
+  let tail: Promise<unknown> = Promise.resolve();
+  const sendTo = (queue: string): SendCall => (target, method, args) => {
+    // Encoded and clocked now, at the call, whenever it goes out.
     const body: CallBody = { target, method, args: encodeValue(args), client: clientId };
     if (target === 'transport' && queue !== DEFAULT_QUEUE) body.queue = queue;
     if (options.testClock) body.now = options.testClock();
     if (options.testOptions) body.options = options.testOptions;
+    if (options.concurrent === true) return post(body, queue);
+    const answer = tail.then(() => post(body, queue));
+    tail = answer.catch(() => undefined);
+    return answer;
+  };
+
+  const post = async (body: CallBody, queue: string): Promise<unknown> => {
+    const { target, method } = body;
     let text: string;
     let status: number;
     try {

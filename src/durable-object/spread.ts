@@ -1,0 +1,188 @@
+/**
+ * One queue spread over N transports (usually N Durable Objects): a group lives in the object
+ * its id hashes to, so FIFO order and one-message-in-flight hold per group exactly as in one
+ * object, while the objects' throughput adds up. A claim asks the objects in turn.
+ *
+ * Limits (also in the README):
+ * - N is fixed for the life of the queue: another N sends a group to another object, whose
+ *   queue does not have its messages. To change N, drain the queue first.
+ * - Round-robin order and priorities hold within each object, not across them: a claim takes
+ *   the next group of the object whose turn it is.
+ * - `publishMany`, `claimMany` and `ackMany` are one transaction per object, not across objects:
+ *   every item is checked before anything is sent, but a storage failure of one object can leave
+ *   the other objects' parts done.
+ * - A seq is `localSeq * N + index`: unique and increasing within a group, not across groups.
+ * - An empty claim costs N calls; idle consumers should wait on `onChange` instead of polling.
+ */
+import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkSeq } from '../transport/shared.js';
+import { toJson } from '../validate.js';
+import type {
+  AckManyResult,
+  ChangeNotifier,
+  ClaimManyOptions,
+  ClaimOptions,
+  DeadLetter,
+  Lease,
+  PublishItem,
+  PublishOptions,
+  Transport,
+  TransportSnapshot,
+  TransportStats,
+} from '../transport/contract.js';
+import { isChangeNotifier } from '../transport/contract.js';
+import { LeaseLostError } from '../errors.js';
+
+/** FNV-1a over the UTF-16 code units: stable across runtimes and releases (it decides where data lives). */
+export function groupHash(groupId: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < groupId.length; i++) {
+    hash ^= groupId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}
+
+/**
+ * A {@link Transport} over `parts` (N ≥ 1, order fixed for the queue's life): see the module
+ * comment for what holds across parts and what only within one. Events must be JSON (checked
+ * here, before any part is called). `close()` closes every part.
+ * @throws TypeError when `parts` is not a non-empty array of transports.
+ */
+export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Transport<E> & ChangeNotifier {
+  if (!Array.isArray(parts) || parts.length === 0 || parts.some((p) => typeof p?.claim !== 'function')) {
+    throw new TypeError('parts must be a non-empty array of transports');
+  }
+  const n = parts.length;
+  let turn = 0;
+  const indexOf = (groupId: string) => groupHash(groupId) % n;
+  const partOf = (groupId: string) => parts[indexOf(groupId)]!;
+  const toGlobal = (seq: number, index: number) => seq * n + index;
+  const outLease = (lease: Lease<E> | null, index: number): Lease<E> | null => (lease ? { ...lease, seq: toGlobal(lease.seq, index) } : null);
+  const inLease = (lease: Lease<E>): Lease<E> => ({ ...lease, seq: Math.floor(lease.seq / n) });
+  /** The lease as its part knows it, or null when its seq cannot be of its group's part (then it holds nothing). */
+  const localLease = (lease: Lease<E>): Lease<E> | null => (lease.seq % n === indexOf(lease.groupId) ? inLease(lease) : null);
+  /** Checks `lease` and routes `use` to its part; a lease that cannot be of that part is lost. */
+  const withLease = async <T>(lease: Lease<E>, use: (part: Transport<E>, local: Lease<E>) => Promise<T>): Promise<T> => {
+    checkLease(lease);
+    const local = localLease(lease);
+    if (!local) throw new LeaseLostError(lease.seq, lease.attempt, lease.groupId);
+    return use(partOf(lease.groupId), local);
+  };
+  /** Claims from the parts in turn, starting with the next one, until `take` finds something. */
+  const rotate = async <T>(take: (part: Transport<E>, index: number) => Promise<T | null>): Promise<T | null> => {
+    const start = turn;
+    turn = (turn + 1) % n;
+    for (let k = 0; k < n; k++) {
+      const index = (start + k) % n;
+      const found = await take(parts[index]!, index);
+      if (found !== null) return found;
+    }
+    return null;
+  };
+  const bySeq = (seq: number): [Transport<E>, number, number] => [parts[seq % n]!, Math.floor(seq / n), seq % n];
+
+  const transport: Transport<E> & ChangeNotifier = {
+    async publish(groupId: string, event: E, options?: PublishOptions) {
+      checkPublish(groupId, options);
+      toJson('event', event);
+      return toGlobal(await partOf(groupId).publish(groupId, event, options), indexOf(groupId));
+    },
+    async publishMany(items: readonly PublishItem<E>[]) {
+      checkPublishItems<E>(items).forEach((item, i) => toJson(`items[${i}].event`, item.event));
+      const byPart = new Map<number, number[]>();
+      items.forEach((item, i) => byPart.set(indexOf(item.groupId), [...(byPart.get(indexOf(item.groupId)) ?? []), i]));
+      const seqs: number[] = new Array<number>(items.length);
+      await Promise.all(
+        [...byPart].map(async ([index, positions]) => {
+          const local = await parts[index]!.publishMany(positions.map((i) => items[i]!));
+          positions.forEach((position, k) => (seqs[position] = toGlobal(local[k]!, index)));
+        }),
+      );
+      return seqs;
+    },
+    async claim(workerId: string, visibilityMs: number, options?: ClaimOptions) {
+      checkClaim(workerId, visibilityMs, options);
+      return rotate(async (part, index) => outLease(await part.claim(workerId, visibilityMs, options), index));
+    },
+    async claimMany(workerId: string, visibilityMs: number, options: ClaimManyOptions) {
+      const { max } = checkClaimMany(workerId, visibilityMs, options);
+      const leases: Lease<E>[] = [];
+      await rotate(async (part, index) => {
+        const got = await part.claimMany(workerId, visibilityMs, { ...options, max: max - leases.length });
+        for (const lease of got) leases.push(outLease(lease, index)!);
+        return leases.length === max ? true : null;
+      });
+      return leases;
+    },
+    async ack(lease: Lease<E>) {
+      await withLease(lease, (part, local) => part.ack(local));
+    },
+    async ackMany(leases: readonly Lease<E>[]): Promise<AckManyResult<E>> {
+      checkLeases<E>(leases);
+      const local = leases.map(localLease);
+      const done = new Set<number>(); // positions acked
+      const byPart = new Map<number, number[]>();
+      local.forEach((lease, i) => lease && byPart.set(indexOf(lease.groupId), [...(byPart.get(indexOf(lease.groupId)) ?? []), i]));
+      await Promise.all(
+        [...byPart].map(async ([index, positions]) => {
+          // A part answers with the very objects it was given, so they identify the positions.
+          const acked = new Set((await parts[index]!.ackMany(positions.map((i) => local[i]!))).acked);
+          for (const i of positions) if (acked.has(local[i]!)) done.add(i);
+        }),
+      );
+      return { acked: leases.filter((_, i) => done.has(i)), lost: leases.filter((_, i) => !done.has(i)) };
+    },
+    async ackAndClaim(lease: Lease<E>, workerId: string, visibilityMs: number, options?: ClaimOptions) {
+      checkLease(lease);
+      checkClaim(workerId, visibilityMs, options);
+      // One step in the lease's own object; the other objects are asked only if it has nothing.
+      const next = await withLease(lease, async (part, local) => outLease(await part.ackAndClaim(local, workerId, visibilityMs, options), indexOf(lease.groupId)));
+      return next ?? transport.claim(workerId, visibilityMs, options);
+    },
+    async nack(lease: Lease<E>, delayMs?: number) {
+      await withLease(lease, (part, local) => part.nack(local, delayMs));
+    },
+    async extend(lease: Lease<E>, visibilityMs: number) {
+      const renewed = await withLease(lease, (part, local) => part.extend(local, visibilityMs));
+      return { ...renewed, seq: lease.seq };
+    },
+    async inspect() {
+      const snapshots: TransportSnapshot<E>[] = await Promise.all(parts.map((part) => part.inspect()));
+      const merged: TransportSnapshot<E> = { now: Math.max(...snapshots.map((s) => s.now)), groups: [], deadLetters: [] };
+      snapshots.forEach((snapshot, index) => {
+        for (const group of snapshot.groups) merged.groups.push({ ...group, messages: group.messages.map((m) => ({ ...m, seq: toGlobal(m.seq, index) })) });
+        for (const letter of snapshot.deadLetters) merged.deadLetters.push({ ...letter, seq: toGlobal(letter.seq, index) });
+      });
+      return merged;
+    },
+    async deadLetters() {
+      const lists: DeadLetter<E>[][] = await Promise.all(parts.map((part) => part.deadLetters()));
+      return lists.flatMap((list, index) => list.map((letter): DeadLetter<E> => ({ ...letter, seq: toGlobal(letter.seq, index) })));
+    },
+    async redrive(seq: number) {
+      checkSeq(seq);
+      const [part, local, index] = bySeq(seq);
+      return toGlobal(await part.redrive(local), index);
+    },
+    async cancel(seq: number) {
+      checkSeq(seq);
+      const [part, local] = bySeq(seq);
+      return part.cancel(local);
+    },
+    async stats() {
+      const all = await Promise.all(parts.map((part) => part.stats()));
+      const sum = (key: Exclude<keyof TransportStats, 'nextReadyAt'>) => all.reduce((total, s) => total + s[key], 0);
+      const next = all.map((s) => s.nextReadyAt).filter((t): t is number => t !== null);
+      return { queued: sum('queued'), groups: sum('groups'), ready: sum('ready'), leased: sum('leased'), waiting: sum('waiting'), dead: sum('dead'), nextReadyAt: next.length ? Math.min(...next) : null };
+    },
+    onChange(listener: () => void) {
+      if (typeof listener !== 'function') throw new TypeError('listener must be a function');
+      const stops = parts.map((part) => (isChangeNotifier(part) ? part.onChange(listener) : () => {}));
+      return () => stops.forEach((stop) => stop());
+    },
+    async close() {
+      await Promise.all(parts.map((part) => part.close()));
+    },
+  };
+  return transport;
+}
