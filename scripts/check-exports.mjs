@@ -12,7 +12,7 @@ const expected = {
   './better-sqlite3': ['openBetterSqliteDatabase'],
   './browser': [],
   './vite': ['leasehold'],
-  './durable-object/client': ['connectLeasehold'],
+  './durable-object/client': ['connectLeasehold', 'spreadTransport'],
 };
 // Entries that load only inside their runtime: their files and require() are checked, not an import.
 const runtimeOnly = { './durable-object': 'it imports cloudflare:workers, which exists only in workerd' };

@@ -41,13 +41,16 @@ function codeOf(error: unknown): string | undefined {
  * transport and the store. `close()` only marks it closed: the object's storage has no
  * connection to close.
  *
+ * `rowsWritten` counts the rows written through it so far, as Cloudflare bills them (statements
+ * that change messages also write index entries and run triggers).
+ *
  * SQLite failures become {@link StorageError}s (`STORAGE_FULL` when the object reached its size
  * limit), with the original error as `cause`; the transaction was rolled back.
  *
  * @throws TypeError when `storage` has no `sql` (the class was not declared with SQLite storage:
  *   `new_sqlite_classes` in wrangler's migrations, `enableSql = true` in a workerd config).
  */
-export function fromDurableObjectStorage(storage: DurableObjectStorageLike): SqlDatabase {
+export function fromDurableObjectStorage(storage: DurableObjectStorageLike): SqlDatabase & { readonly rowsWritten: number } {
   if (typeof storage !== 'object' || storage === null || typeof storage.transactionSync !== 'function') {
     throw new TypeError('storage must be a Durable Object\'s ctx.storage');
   }
@@ -59,6 +62,8 @@ export function fromDurableObjectStorage(storage: DurableObjectStorageLike): Sql
   let closed = false;
   let inTransaction = false;
   let versionTable = false;
+  /** Rows written so far, as Cloudflare bills them (index and trigger writes included). */
+  let rowsWritten = 0;
 
   const ensureOpen = (): void => {
     if (closed) throw new ClosedError(`database ${JSON.stringify(filename)}`);
@@ -71,7 +76,12 @@ export function fromDurableObjectStorage(storage: DurableObjectStorageLike): Sql
       throw toStorageError(error, codeOf(error), filename);
     }
   };
-  const exec = (query: string, params: readonly SqlValue[]) => sql.exec(query, ...params).toArray();
+  const exec = (query: string, params: readonly SqlValue[]) => {
+    const cursor = sql.exec(query, ...params);
+    const rows = cursor.toArray();
+    rowsWritten += cursor.rowsWritten;
+    return rows;
+  };
   const ensureVersionTable = (): void => {
     if (versionTable) return;
     sql.exec('CREATE TABLE IF NOT EXISTS lh_user_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)');
@@ -149,6 +159,9 @@ export function fromDurableObjectStorage(storage: DurableObjectStorageLike): Sql
     },
     get closed() {
       return closed;
+    },
+    get rowsWritten() {
+      return rowsWritten;
     },
   };
 }

@@ -47,7 +47,7 @@ export interface LeaseholdEnv {
  * back. `save` and `commit` resolve the new version (the caller's object cannot be bumped remotely).
  */
 export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends DurableObject<Env> {
-  readonly #db: SqlDatabase;
+  readonly #db: SqlDatabase & { readonly rowsWritten: number };
   readonly #core: ObjectCore;
   readonly #testHooks: boolean;
   /** The clock reading a test call carried; null while the object runs on real time. */
@@ -99,13 +99,15 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
       const decoded = extra.encoded ? decodeValue(args) : args;
       this.#changed = null;
       this.#caller = extra.client;
+      const rowsBefore = this.#db.rowsWritten;
       const value = await this.#core.serve(target, method, decoded, extra.queue ?? DEFAULT_QUEUE);
       // The transport raises its notice on a microtask after the call: let it run first.
       await Promise.resolve();
       const changed = this.#changed !== null;
       if (this.#changed !== null) this.#broadcast(this.#changed);
+      const rowsWritten = this.#db.rowsWritten - rowsBefore;
       await this.#armAlarm();
-      return value === undefined ? { ok: true, changed } : { ok: true, value, changed };
+      return value === undefined ? { ok: true, changed, rowsWritten } : { ok: true, value, changed, rowsWritten };
     } catch (error) {
       return { ok: false, error: errorToWire(error) };
     } finally {

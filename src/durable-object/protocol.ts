@@ -23,7 +23,10 @@ export interface CallBody {
 }
 
 /** The answer of `POST /call` and of the `call` RPC method. */
-export type CallAnswer = { ok: true; value?: unknown; changed: boolean } | { ok: false; error: WireError };
+export type CallAnswer =
+  /** `rowsWritten`: rows the call wrote, as Cloudflare bills them (what a message costs). */
+  | { ok: true; value?: unknown; changed: boolean; rowsWritten: number }
+  | { ok: false; error: WireError };
 
 /** The queue name in an alarm's notice: time may have made work claimable in any queue. */
 export const ANY_QUEUE = '*';

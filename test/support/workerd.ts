@@ -42,7 +42,18 @@ async function freePort(): Promise<number> {
   });
 }
 
-function config(port: number): string {
+/** What to run: the test Worker, or another entry (the example) with its class and text bindings. */
+export interface WorkerSpec {
+  entry: string;
+  className: string;
+  bindings: Record<string, string>;
+}
+
+const TEST_WORKER: WorkerSpec = { entry: 'test/workerd/worker.ts', className: 'LeaseholdObject', bindings: { LEASEHOLD_TEST_HOOKS: 'on' } };
+
+function config(port: number, spec: WorkerSpec): string {
+  const texts = Object.entries(spec.bindings).map(([name, value]) => `    (name = ${JSON.stringify(name)}, text = ${JSON.stringify(value)}),
+`).join('');
   return `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [
@@ -54,20 +65,20 @@ const config :Workerd.Config = (
 const leasehold :Workerd.Worker = (
   modules = [(name = "worker.js", esModule = embed "worker.js")],
   compatibilityDate = "2025-11-01",
-  durableObjectNamespaces = [(className = "LeaseholdObject", uniqueKey = "leasehold-test", enableSql = true)],
+  durableObjectNamespaces = [(className = "${spec.className}", uniqueKey = "leasehold-test", enableSql = true)],
   durableObjectStorage = (localDisk = "disk"),
   bindings = [
-    (name = "QUEUE", durableObjectNamespace = "LeaseholdObject"),
-    (name = "LEASEHOLD_TEST_HOOKS", text = "on"),
-  ],
+    (name = "QUEUE", durableObjectNamespace = "${spec.className}"),
+${texts}  ],
 );
 `;
 }
 
-/** Bundles the test Worker from src into `dir/worker.js`. */
-export async function bundleWorker(dir: string): Promise<void> {
+/** Bundles a Worker (leasehold from src) into `dir/worker.js`. */
+export async function bundleWorker(dir: string, entry: string): Promise<void> {
   await build({
-    entryPoints: [join(root, 'test/workerd/worker.ts')],
+    entryPoints: [join(root, entry)],
+    alias: { 'leasehold/durable-object': join(root, 'src/durable-object/index.ts') },
     outfile: join(dir, 'worker.js'),
     bundle: true,
     format: 'esm',
@@ -79,17 +90,18 @@ export async function bundleWorker(dir: string): Promise<void> {
 }
 
 /**
- * Starts workerd. With `dir` (from an earlier start), reuses its bundle and storage: a restart.
+ * Starts workerd with `spec` (default: the test Worker). With `dir` (from an earlier start),
+ * reuses its bundle and storage: a restart (pass the same spec).
  * @throws Error with workerd's output when it does not come up within 20 s.
  */
-export async function startWorkerd(dir?: string): Promise<Workerd> {
+export async function startWorkerd(dir?: string, spec: WorkerSpec = TEST_WORKER): Promise<Workerd> {
   const home = dir ?? mkdtempSync(join(tmpdir(), 'leasehold-workerd-'));
   if (!dir) {
     mkdirSync(join(home, 'data'));
-    await bundleWorker(home);
+    await bundleWorker(home, spec.entry);
   }
   const port = await freePort();
-  writeFileSync(join(home, 'config.capnp'), config(port));
+  writeFileSync(join(home, 'config.capnp'), config(port, spec));
   const child: ChildProcess = spawn(workerdBinary, ['serve', 'config.capnp', '--experimental'], { cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
