@@ -31,6 +31,7 @@ export default defineConfig({
           name: 'pack',
           environment: 'node',
           include: ['test/pack/**/*.test.ts'],
+          globalSetup: ['test/pack/global-setup.ts'], // one `npm pack` for every file
           testTimeout: 120_000,
           hookTimeout: 300_000,
         },

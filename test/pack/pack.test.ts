@@ -4,15 +4,15 @@
  * from Node, from CommonJS, and from a page built by `vite build` with `leasehold()` from
  * leasehold/vite and run in Chromium on OPFS.
  */
-import { createReadStream, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createReadStream, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import { chromium } from 'playwright';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { chromiumArgs, findChromium } from '../../scripts/chromium.mjs';
 import { readmeInstallCommands, typecheckReadme } from './readme.ts';
-import { createApp, lastJson, node, packIntoScratch, SQLITE_WASM_VERSION } from './scratch.ts';
+import { createApp, lastJson, node, SQLITE_WASM_VERSION } from './scratch.ts';
 
 let scratch = '';
 let files: string[] = [];
@@ -20,7 +20,7 @@ let app = '';
 let bare = '';
 
 beforeAll(async () => {
-  const packed = packIntoScratch();
+  const packed = inject('packed');
   scratch = packed.scratch;
   files = packed.files;
   // `app` has every driver; `bare` has leasehold alone (Vite linked in only to run a build).
@@ -29,10 +29,6 @@ beforeAll(async () => {
     createApp(scratch, 'bare', packed.tarball, { link: ['vite'] }),
   ]);
 }, 300_000);
-
-afterAll(() => {
-  if (scratch) rmSync(scratch, { recursive: true, force: true });
-});
 
 describe('the tarball', () => {
   it('holds dist/ (JavaScript, declarations, both kinds of map), the worker, src/, README, LICENSE and nothing else', () => {

@@ -25,10 +25,12 @@ export function packIntoScratch(): { scratch: string; tarball: string; files: st
 
 /**
  * The environment for a child npm or node: without the variables `npm test` sets for this
- * package (npm_package_*, npm_lifecycle_*), which would otherwise describe the wrong package.
+ * package (npm_package_*, npm_lifecycle_*), which would otherwise describe the wrong package,
+ * and without Vitest's NODE_ENV=test (with it, `vite build` makes a development build:
+ * `import.meta.env.PROD` false).
  */
 export function childEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_(package|lifecycle)_|^npm_config_local_prefix$/i.test(key)));
+  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_(package|lifecycle)_|^npm_config_local_prefix$|^NODE_ENV$/i.test(key)));
 }
 
 /** Runs npm in `cwd`; rejects with npm's output in the message. */

@@ -1,0 +1,110 @@
+/**
+ * Helpers for the offline-outbox example's test: install the example from the packed tarball in
+ * a scratch folder, run its server as the user would (`node server.mjs`), and drive its page.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright';
+import { repoRoot } from '../../scripts/pack.mjs';
+import { childEnv, npm } from './scratch.ts';
+
+export const EXAMPLE = join(repoRoot, 'examples/offline-outbox');
+
+/**
+ * Copies the example to `<scratch>/offline-outbox` (its sources only: no node_modules, no build)
+ * and installs it: its own package.json, with leasehold taken from `tarball` instead of the
+ * repository, and Vite linked from this repository's node_modules (nothing compiled again).
+ */
+export async function installExample(scratch: string, tarball: string): Promise<string> {
+  const dir = join(scratch, 'offline-outbox');
+  cpSync(EXAMPLE, dir, { recursive: true, filter: (path) => !/[\\/](node_modules|dist|package-lock\.json)$/.test(path) });
+  const manifest = JSON.parse(readFileSync(join(EXAMPLE, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies?: Record<string, string> };
+  manifest.dependencies.leasehold = `file:${tarball}`;
+  delete manifest.devDependencies;
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  await npm(dir, ['install', '--prefer-offline']);
+  symlinkSync(join(repoRoot, 'node_modules/vite'), join(dir, 'node_modules/vite'), 'dir');
+  return dir;
+}
+
+/** The example's server, running as a child process. */
+export interface ExampleServer {
+  url: string;
+  port: number;
+  /** What the server stored, as `GET /api/mutations` reports it. */
+  state(): Promise<ServerState>;
+  stop(): Promise<void>;
+}
+
+export interface ServerState {
+  mutations: { id: string; entity: string; text: string; at: number }[];
+  duplicates: number;
+  rejected: number;
+}
+
+/** Starts `node server.mjs <args>` in `dir` and resolves once it prints its address. */
+export async function startServer(dir: string, args: string[]): Promise<ExampleServer> {
+  const child: ChildProcess = spawn(process.execPath, ['server.mjs', ...args], { cwd: dir, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => reject(new Error(`server.mjs exited (${code}) before listening:\n${output}`)));
+  });
+  const exited = new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
+  return {
+    url,
+    port: Number(new URL(url).port),
+    state: async () => (await (await fetch(`${url}/api/mutations`)).json()) as ServerState,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Opens the page in a new tab and waits until the outbox is open and the app shell is cached. */
+export async function openTab(context: BrowserContext, errors: string[]): Promise<Page> {
+  const page = await context.newPage();
+  watch(page, errors);
+  const log: string[] = [];
+  page.on('console', (m) => log.push(m.text()));
+  await page.goto('/');
+  try {
+    await page.waitForSelector('body[data-ready="true"][data-offline-ready="true"]', { timeout: 30_000 });
+  } catch (error) {
+    throw new Error(`${String(error)}\n${log.join('\n')}\n${await page.evaluate(() => JSON.stringify({ ...document.body.dataset, status: document.querySelector('#status')?.textContent }))}`);
+  }
+  return page;
+}
+
+/** Collects the page's uncaught errors (a test fails on any). */
+export function watch(page: Page, errors: string[]): void {
+  page.on('pageerror', (error) => errors.push(error.message));
+}
+
+/** Waits until the element with `data-testid=<id>` reads `text`. */
+export async function waitForText(page: Page, id: string, text: string, timeout = 30_000): Promise<void> {
+  await page.waitForFunction(([id, text]) => document.querySelector(`[data-testid="${id}"]`)?.textContent === text, [id, text] as const, { timeout, polling: 50 });
+}
+
+export async function readText(page: Page, id: string): Promise<string> {
+  return (await page.getByTestId(id).first().textContent()) ?? '';
+}
+
+/** One user action: types `text` into the note and saves it, then waits until it is in the database. */
+export async function edit(page: Page, entity: string, text: string): Promise<void> {
+  // The tab a user types in is the one in front (a background tab's clicks wait for frames it does not draw).
+  await page.bringToFront();
+  const saved = Number(await readText(page, 'saved-here'));
+  const row = page.locator(`[data-entity="${entity}"]`);
+  await row.getByTestId('text').fill(text);
+  await row.getByTestId('save').click();
+  await waitForText(page, 'saved-here', String(saved + 1));
+}
