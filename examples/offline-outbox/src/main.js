@@ -39,7 +39,9 @@ async function render() {
   rendering = (async () => {
     do {
       again = false;
-      const [stats, snapshot, owner] = await Promise.all([outbox.queue.stats(), outbox.queue.inspect(), outbox.db.owner()]);
+      // stats() reads no event: cheap enough to poll. inspect() reads them all, so only when needed.
+      const [stats, owner] = await Promise.all([outbox.queue.stats(), outbox.db.owner()]);
+      const snapshot = stats.queued + stats.dead > 0 ? await outbox.queue.inspect() : { now: Date.now(), groups: [], deadLetters: [] };
       draw(stats, snapshot, owner);
     } while (again);
   })().finally(() => (rendering = null));
