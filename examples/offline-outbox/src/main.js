@@ -109,6 +109,7 @@ async function main() {
     onChange: () => void render(),
   });
   buildNotes();
+  outbox.db.onOwnerChange(() => void render());
   addEventListener('online', () => void render());
   addEventListener('offline', () => void render());
   // Leases and retries run out without a change notice: redraw now and then.
