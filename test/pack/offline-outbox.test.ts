@@ -60,6 +60,24 @@ describe('examples/offline-outbox', () => {
     expect(assets.some((f) => f.startsWith('host.worker'))).toBe(true);
   });
 
+  it('its server stores a mutation once by id, refuses invalid ones, and keeps what it stored across a restart', async () => {
+    const data = join(app, 'mutations-server.jsonl');
+    let api = await server(['--port', '0', '--data', data, '--max-length', '10']);
+    const post = (body: string) => fetch(`${api.url}/api/mutations`, { method: 'POST', body }).then(async (r) => [r.status, await r.json()] as const);
+    const m = { id: 'm-1', entity: 'note-1', text: 'hello', at: 1 };
+    expect(await post(JSON.stringify(m))).toEqual([201, { stored: true }]);
+    expect(await post(JSON.stringify({ ...m, text: 'changed' }))).toEqual([200, { stored: false, duplicate: true }]);
+    expect((await post(JSON.stringify({ ...m, id: 'm-2', text: 'far too long' })))[0]).toBe(422);
+    expect((await post(JSON.stringify({ ...m, id: 'm-3', entity: '../etc' })))[0]).toBe(422);
+    expect((await post(JSON.stringify({ ...m, id: '' })))[0]).toBe(422);
+    expect((await post('{not json'))[0]).toBe(400);
+    expect(await api.state()).toMatchObject({ mutations: [m], duplicates: 1, rejected: 3 });
+    await api.stop();
+    api = await server(['--port', '0', '--data', data]);
+    expect((await api.state()).mutations).toMatchObject([m]);
+    expect(await post(JSON.stringify(m))).toEqual([200, { stored: false, duplicate: true }]);
+  });
+
   it('offline: 40 edits of 5 notes across a reload and a crash of the owner tab, two tabs open — back online, the server gets each once, in order per note', async () => {
     const api = await server(['--port', '0', '--data', join(app, 'mutations-run.jsonl')]);
     const context = await browser(api.url);
