@@ -13,6 +13,7 @@ export const sharedAliases = {
   // The client first: an alias also matches longer specifiers that start with it.
   'leasehold/durable-object/client': here('./src/durable-object/client.ts'),
   'leasehold/durable-object': here('./src/durable-object/index.ts'),
+  'leasehold/postgres': here('./src/postgres/index.ts'),
   leasehold: here('./src/index.ts'),
 };
 

@@ -20,8 +20,11 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/browser/**', 'test/pack/**'],
           testTimeout: 60_000,
-          // One workerd for the run (the Durable Object backends); see test/support/workerd-global.ts.
-          globalSetup: ['test/support/workerd-global.ts'],
+          // A hook may start an embedded PGlite (WASM start-up: seconds on a loaded machine).
+          hookTimeout: 60_000,
+          // One workerd for the run (the Durable Object backends), see test/support/workerd-global.ts;
+          // one PostgreSQL server (LEASEHOLD_PG_URL, or a throwaway cluster), see test/support/postgres-setup.ts.
+          globalSetup: ['test/support/workerd-global.ts', 'test/support/postgres-setup.ts'],
         },
       },
       {

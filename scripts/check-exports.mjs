@@ -13,6 +13,7 @@ const expected = {
   './browser': [],
   './vite': ['leasehold'],
   './durable-object/client': ['connectLeasehold', 'spreadTransport'],
+  './postgres': ['PostgresTransport', 'PostgresStore', 'fromPg', 'fromPglite'],
 };
 // Entries that load only inside their runtime: their files and require() are checked, not an import.
 const runtimeOnly = { './durable-object': 'it imports cloudflare:workers, which exists only in workerd' };

@@ -260,6 +260,6 @@ describe('Runtime model check', () => {
         }),
         { seed: 0x1ea5e, numRuns: pair.runs ?? RUNS[index] ?? 30 },
       );
-    });
+    }, pair.timeout);
   }
 });

@@ -11,6 +11,9 @@ import { InMemoryStore } from '../src/store/memory.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import { describeStore, type StoreHarness } from './conformance/store.js';
 import { ROUTES, workerdStore } from './support/workerd-backends.js';
+import type { PgDatabase } from '../src/postgres/driver.js';
+import { PostgresStore, type PostgresStoreOptions } from '../src/postgres/store.js';
+import { pgliteDatabase, releaseSchema, serverDatabase, takeSchema } from './support/postgres.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'leasehold-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -65,3 +68,34 @@ describeStore('SqliteStore on better-sqlite3', (options) => {
 });
 
 for (const { route, label } of ROUTES) describeStore(`LeaseholdObject in workerd (${label})`, workerdStore(route), { modelRuns: 20 });
+
+/** A PostgresStore in a schema of its own; reopening makes a new store over the same schema. */
+async function pgHarness(db: PgDatabase, options: ExecutionStoreOptions | undefined): Promise<StoreHarness> {
+  const schema = await takeSchema(db);
+  const build = () => new PostgresStore(db, { ...options, schema } as PostgresStoreOptions);
+  const harness: StoreHarness = {
+    store: build(),
+    clock: new ManualClock(1_000),
+    caps: {
+      identity: false,
+      persistent: true,
+      async reopen() {
+        await harness.store.close();
+        harness.store = build();
+        return harness.store;
+      },
+    },
+    async dispose() {
+      await harness.store.close();
+      await releaseSchema(db, schema);
+    },
+  };
+  return harness;
+}
+
+// Every call is a round trip: fewer model runs, more time.
+const roundTrips = { modelRuns: 50, modelTimeout: 300_000 };
+
+describeStore('PostgresStore on a PostgreSQL server (pg)', (options) => pgHarness(serverDatabase(), options), roundTrips);
+
+describeStore('PostgresStore on PGlite', async (options) => pgHarness(await pgliteDatabase(), options), roundTrips);

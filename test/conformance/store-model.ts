@@ -196,7 +196,7 @@ async function run(store: ExecutionStore, ops: readonly Op[]): Promise<void> {
 }
 
 /** Registers the model-based test; called by `describeStore` inside its describe block. */
-export function describeStoreModel(open: Open, runs = RUNS): void {
+export function describeStoreModel(open: Open, runs = RUNS, timeout?: number): void {
   it(`matches a reference model under random interleavings of two writers (seed ${SEED}, ${runs} runs)`, async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 50 }), async (ops) => {
@@ -209,5 +209,5 @@ export function describeStoreModel(open: Open, runs = RUNS): void {
       }),
       { seed: SEED, numRuns: runs },
     );
-  });
+  }, timeout);
 }

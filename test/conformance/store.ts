@@ -21,6 +21,8 @@ export { dumpStore, type MakeStoreHarness, type StoreHarness } from './store-har
 export interface StoreSuiteOptions {
   /** Runs of the model-based test (default 200). */
   modelRuns?: number;
+  /** Time limit of the model-based test in ms (default: the project's test timeout). */
+  modelTimeout?: number;
 }
 
 export function describeStore(name: string, make: MakeStoreHarness, suite: StoreSuiteOptions = {}): void {
@@ -40,7 +42,7 @@ export function describeStore(name: string, make: MakeStoreHarness, suite: Store
     describeStoreTrace(open);
     describeLifecycle(open);
     describeStoreInput(open);
-    describeStoreModel(open, suite.modelRuns);
+    describeStoreModel(open, suite.modelRuns, suite.modelTimeout);
   });
 }
 

@@ -7,10 +7,13 @@ import type { SqlDatabase } from '../../src/sqlite/driver.js';
 import { openBetterSqliteDatabase } from '../../src/sqlite/better.js';
 import { openWasmDatabase } from '../../src/sqlite/wasm.js';
 import type { TransportOptions } from '../../src/transport/contract.js';
+import type { PgDatabase } from '../../src/postgres/driver.js';
+import { PostgresTransport } from '../../src/postgres/transport.js';
 import { InMemoryTransport } from '../../src/transport/memory.js';
 import { SqliteTransport } from '../../src/transport/sqlite.js';
 import type { TransportCaps, TransportHarness } from '../conformance/transport.js';
 import { ROUTES, workerdTransport } from './workerd-backends.js';
+import { pgliteDatabase, releaseSchema, serverDatabase, takeSchema } from './postgres.js';
 
 /** A scratch directory for database files, removed by the returned function. */
 export function scratchDir(): { dir: string; remove: () => void } {
@@ -60,6 +63,33 @@ const sqlHarness = async (
   return harness;
 };
 
+/** A PostgresTransport in a schema of its own, on a manual clock; reopening makes a new transport on the same schema. */
+const pgHarness = async (db: PgDatabase, options: Omit<TransportOptions, 'clock'>): Promise<TransportHarness> => {
+  const clock = new ManualClock(1_000_000);
+  const schema = await takeSchema(db);
+  const others: PostgresTransport[] = [];
+  const open = () => new PostgresTransport(db, { ...options, clock: clock.now, schema });
+  const harness: TransportHarness = {
+    transport: open(),
+    clock,
+    async queue(queue) {
+      const other = new PostgresTransport(db, { ...options, queue, clock: clock.now, schema });
+      others.push(other);
+      return other;
+    },
+    async reopen() {
+      await harness.transport.close();
+      harness.transport = open();
+      return harness.transport;
+    },
+    async dispose() {
+      for (const t of [harness.transport, ...others]) await t.close();
+      await releaseSchema(db, schema);
+    },
+  };
+  return harness;
+};
+
 export const transportBackends: TransportBackend[] = [
   {
     name: 'InMemoryTransport',
@@ -91,4 +121,17 @@ export const transportBackends: TransportBackend[] = [
     settlesInProcess: false,
     make: workerdTransport(route),
   })),
+  {
+    name: 'PostgresTransport on a PostgreSQL server (pg)',
+    caps: { json: true, persistent: true, namedQueues: true },
+    runs: 75,
+    settlesInProcess: false,
+    make: (options) => pgHarness(serverDatabase(), options),
+  },
+  {
+    name: 'PostgresTransport on PGlite',
+    caps: { json: true, persistent: true, namedQueues: true },
+    runs: 75,
+    make: async (options) => pgHarness(await pgliteDatabase(), options),
+  },
 ];

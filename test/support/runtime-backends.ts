@@ -11,6 +11,10 @@ import type { Transport } from '../../src/transport/contract.js';
 import { InMemoryTransport } from '../../src/transport/memory.js';
 import { SqliteTransport } from '../../src/transport/sqlite.js';
 import { ROUTES, workerdRuntime } from './workerd-backends.js';
+import type { PgDatabase } from '../../src/postgres/driver.js';
+import { PostgresStore } from '../../src/postgres/store.js';
+import { PostgresTransport } from '../../src/postgres/transport.js';
+import { pgliteDatabase, releaseSchema, serverDatabase, takeSchema } from './postgres.js';
 
 export interface RuntimeBackends {
   store: ExecutionStore;
@@ -30,8 +34,27 @@ export interface RuntimeSuiteCaps {
 /** Fresh, empty backends on `clock`; `maxAttempts` goes to the transport. */
 export type MakeRuntimeBackends = (options: { clock: Clock; maxAttempts?: number }) => Promise<RuntimeBackends>;
 
-/** `runs`: random runs the model check can afford on a pair (default: its own table). */
-export const runtimeBackendPairs: { name: string; make: MakeRuntimeBackends; caps?: RuntimeSuiteCaps; runs?: number }[] = [
+/** A PostgresStore and a PostgresTransport in one schema of their own. */
+async function pgPair(db: PgDatabase, { clock, maxAttempts }: { clock: Clock; maxAttempts?: number }): Promise<RuntimeBackends> {
+  const schema = await takeSchema(db);
+  const store = new PostgresStore(db, { schema });
+  const transport = new PostgresTransport(db, { clock, maxAttempts, schema });
+  return {
+    store,
+    transport,
+    async dispose() {
+      await transport.close();
+      await store.close();
+      await releaseSchema(db, schema);
+    },
+  };
+}
+
+/** Calls answered over a connection (or PGlite's queue) do not settle within one macrotask turn. */
+const overConnection: RuntimeSuiteCaps = { settlesInProcess: false };
+
+/** `runs`: random runs the model check can afford on a pair (default: its own table); `timeout`: its time limit. */
+export const runtimeBackendPairs: { name: string; make: MakeRuntimeBackends; caps?: RuntimeSuiteCaps; runs?: number; timeout?: number }[] = [
   {
     name: 'InMemoryStore + InMemoryTransport',
     async make({ clock, maxAttempts }) {
@@ -56,4 +79,18 @@ export const runtimeBackendPairs: { name: string; make: MakeRuntimeBackends; cap
     },
   },
   ...ROUTES.map(({ route, label }) => ({ name: `a LeaseholdObject in workerd (${label})`, make: workerdRuntime(route), caps: { settlesInProcess: false }, runs: 8 })),
+  {
+    name: 'PostgresStore + PostgresTransport on a PostgreSQL server (pg)',
+    make: (options) => pgPair(serverDatabase(), options),
+    caps: overConnection,
+    runs: 20,
+    timeout: 300_000,
+  },
+  {
+    name: 'PostgresStore + PostgresTransport on PGlite',
+    make: async (options) => pgPair(await pgliteDatabase(), options),
+    caps: overConnection,
+    runs: 20,
+    timeout: 300_000,
+  },
 ];

@@ -149,14 +149,21 @@ export function describeRuntime(name: string, make: MakeRuntimeBackends, caps: R
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
       let calls = 0;
+      let entered!: () => void;
+      const inHandler = new Promise<void>((resolve) => (entered = resolve));
       const slow = h.worker('slow', {
         handler: async (exe, event) => {
           (exe as OrderLike).applied.push(event.id);
-          if (calls++ === 0) await gate;
+          if (calls++ === 0) {
+            entered();
+            await gate;
+          }
         },
       });
       await slow.send('order-1', { id: 'e1' });
       const stalled = slow.step();
+      // Over a connection the step's claim may still be on its way: let the lease run out only once it is held.
+      await inHandler;
       h.clock.advance(VISIBILITY_MS + 1); // the clock alone: no renewal fires, the lease runs out
       expect(kinds(await drain([slow]))).toEqual(['handled']);
       release();

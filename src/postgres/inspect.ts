@@ -1,0 +1,71 @@
+/**
+ * The snapshot of a queue, read in one statement (one consistent view of groups, messages and
+ * dead letters) and turned into the contract's shapes. Not fast, not meant to be: for
+ * operators, tests and demos, not for a worker's loop.
+ * @internal
+ */
+import { headState, waitingState } from '../transport/shared.js';
+import type { DeadLetter, GroupSnapshot, TransportSnapshot } from '../transport/contract.js';
+import { decodeId } from './ids.js';
+
+interface GroupJson { g: string; p: number; o: number; a: number; h: string | null; u: number | null }
+interface MessageJson { g: string; s: number; e: string; k: string | null; n: number | null }
+export interface DeadJson { s: number; g: string; p: number; e: string; a: number; d: number }
+
+export interface InspectRow {
+  now: number;
+  groups: GroupJson[];
+  messages: MessageJson[];
+  dead: DeadJson[];
+}
+
+/** $1: queue id; $2: the injected clock's reading, or null for the server's. */
+export function inspectQuery(s: string): string {
+  return `SELECT coalesce($2::double precision, ${s}.lh_now()) AS now,
+    (SELECT coalesce(json_agg(json_build_object('g', group_id, 'p', priority, 'o', claim_order, 'a', head_attempt, 'h', holder, 'u', locked_until)
+      ORDER BY claim_order, first_seq), '[]') FROM ${s}.lh_groups WHERE queue = $1) AS groups,
+    (SELECT coalesce(json_agg(json_build_object('g', group_id, 's', seq, 'e', event, 'k', key, 'n', not_before) ORDER BY seq), '[]')
+      FROM ${s}.lh_messages WHERE queue = $1) AS messages,
+    ${deadLettersSelect(s)} AS dead`;
+}
+
+/** The dead letters of queue $1 as a JSON array, in the order they died. */
+export function deadLettersSelect(s: string): string {
+  return `(SELECT coalesce(json_agg(json_build_object('s', seq, 'g', group_id, 'p', priority, 'e', event, 'a', attempt, 'd', dead_at) ORDER BY id), '[]')
+      FROM ${s}.lh_dead_letters WHERE queue = $1)`;
+}
+
+export function deadLettersFrom<E>(rows: DeadJson[]): DeadLetter<E>[] {
+  return rows.map((d) => ({ seq: d.s, groupId: decodeId(d.g), priority: d.p, event: JSON.parse(d.e) as E, attempt: d.a, deadAt: d.d }));
+}
+
+export function snapshotFrom<E>(row: InspectRow): TransportSnapshot<E> {
+  const now = row.now;
+  const groups = new Map<string, { snapshot: GroupSnapshot<E>; lock: GroupJson }>();
+  for (const g of row.groups) {
+    groups.set(g.g, {
+      lock: g,
+      snapshot: { groupId: decodeId(g.g), priority: g.p, claimOrder: g.o, inFlight: g.u !== null && g.u >= now, messages: [] },
+    });
+  }
+  for (const m of row.messages) {
+    const { snapshot, lock } = groups.get(m.g)!;
+    // The head carries the group's lease; every later message is untouched.
+    const head = snapshot.messages.length === 0;
+    const holder = head && lock.h !== null ? decodeId(lock.h) : null;
+    // The head's lease, park or delay lives on its group; a message further back has only its own delay.
+    const expiry = head ? lock.u : m.n;
+    const state = head ? headState(holder, expiry, lock.a, now) : waitingState(m.n, now);
+    snapshot.messages.push({
+      seq: m.s,
+      groupId: snapshot.groupId,
+      event: JSON.parse(m.e) as E,
+      state,
+      attempt: head ? lock.a : 0,
+      holder,
+      expiresAt: state === 'ready' ? null : expiry,
+      key: m.k === null ? null : decodeId(m.k),
+    });
+  }
+  return { now, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: deadLettersFrom<E>(row.dead) };
+}

@@ -1,0 +1,392 @@
+/**
+ * PostgresTransport: the transport contract on PostgreSQL (a server through `fromPg`, or PGlite
+ * through `fromPglite`), for queues shared by many processes and machines.
+ *
+ * Each call is one statement calling a server-side function (see transport-sql.ts): one round
+ * trip, one transaction. Calls on one object are independent: on a pool they run on separate
+ * connections in parallel, and PostgreSQL's row locks (not this object) keep them apart.
+ */
+import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
+import { Listeners } from '../transport/notifier.js';
+import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkSeq, checkTransportOptions } from '../transport/shared.js';
+import type {
+  AckManyResult,
+  ChangeNotifier,
+  ClaimManyOptions,
+  ClaimOptions,
+  DeadLetter,
+  Lease,
+  PublishItem,
+  PublishOptions,
+  Transport,
+  TransportOptions,
+  TransportSnapshot,
+  TransportStats,
+} from '../transport/contract.js';
+import { checkDuration, readClock, toJson } from '../validate.js';
+import type { PgDatabase } from './driver.js';
+import { decodeId, encodeId } from './ids.js';
+import { type DeadJson, deadLettersFrom, deadLettersSelect, inspectQuery, snapshotFrom, type InspectRow } from './inspect.js';
+import { checkSchemaName, migratePostgres, quoteIdent } from './schema.js';
+
+/** Options of {@link PostgresTransport}. */
+export interface PostgresTransportOptions extends TransportOptions {
+  /**
+   * The clock leases, parks and dead letters are measured with. Default: the database server's
+   * clock, so workers on several machines never disagree about a lease. Inject one in tests.
+   */
+  clock?: () => number;
+  /** The schema holding leasehold's `lh_*` tables and functions (created if missing). Default `public`. */
+  schema?: string;
+}
+
+/** What opening a queue resolves: its id, its two sequences (by OID) and its notice channel. */
+interface QueueRefs {
+  id: number;
+  seqs: number;
+  claims: number;
+  channel: string;
+}
+
+interface LeaseRow {
+  o_seq: string | number;
+  o_group: string;
+  o_event: string;
+  o_attempt: number;
+  o_expires: number;
+}
+
+/**
+ * The PostgreSQL transport. Stores each event as JSON text and returns parsed copies; an event
+ * JSON cannot carry faithfully (a cycle, a BigInt, a function, `undefined`, NaN, a Map…) is
+ * rejected with a TypeError before anything is written.
+ *
+ * The schema is created or migrated, and the queue opened, on the first call (so the
+ * constructor can stay synchronous); a failure there rejects that call and the next call tries
+ * again. `close()` does not close `db`: whoever opened it closes it.
+ *
+ * A failure of the server or the connection rejects with a `StorageError` (code
+ * `STORAGE_UNAVAILABLE` while the server cannot be reached); the object stays usable and the
+ * next call after the server is back succeeds.
+ */
+export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotifier {
+  readonly #db: PgDatabase;
+  readonly #clock: (() => number) | null;
+  readonly #maxAttempts: number | null;
+  readonly #schema: string;
+  readonly #queueName: string;
+  readonly #s: string;
+  #queue: Promise<QueueRefs> | null = null;
+  #closed = false;
+  readonly #listeners = new Listeners();
+  #unlisten: Promise<(() => Promise<void>) | null> | null = null;
+  /** Whether LISTEN is established: then every change, this object's own too, arrives through it. */
+  #listening = false;
+  /** Bumped when listening stops, so a LISTEN still being set up then does not count. */
+  #listenEpoch = 0;
+
+  /**
+   * @param db an open database (`fromPg(pool)`, `fromPglite(pglite)`).
+   * @param options `clock` (default: the server's), `maxAttempts` (default unlimited), `schema`, `queue`.
+   * @throws TypeError / RangeError for a bad option.
+   */
+  constructor(db: PgDatabase, options?: PostgresTransportOptions) {
+    const { maxAttempts, queue } = checkTransportOptions(options);
+    if (typeof db !== 'object' || db === null || typeof db.query !== 'function' || typeof db.transaction !== 'function') {
+      throw new TypeError('db must be an open PgDatabase (from fromPg or fromPglite)');
+    }
+    const schema = options?.schema ?? 'public';
+    checkSchemaName(schema);
+    this.#db = db;
+    this.#clock = options?.clock ?? null;
+    this.#maxAttempts = Number.isFinite(maxAttempts) ? maxAttempts : null;
+    this.#schema = schema;
+    this.#queueName = queue;
+    this.#s = quoteIdent(schema);
+  }
+
+  /**
+   * The injected clock's reading, or null for the server's clock. Read when a call is made,
+   * before its first await, as the synchronous backends do: a call means "at this instant".
+   */
+  #now(): number | null {
+    return this.#clock === null ? null : readClock(this.#clock);
+  }
+
+  /** Migrates the schema and opens the queue, once; a failed attempt is retried by the next call. */
+  #open(): Promise<QueueRefs> {
+    if (this.#closed) return Promise.reject(new ClosedError('transport'));
+    this.#queue ??= this.#openQueue().catch((error: unknown) => {
+      this.#queue = null;
+      throw error;
+    });
+    return this.#queue;
+  }
+
+  async #openQueue(): Promise<QueueRefs> {
+    const s = this.#s;
+    await migratePostgres(this.#db, this.#schema);
+    const refs = `SELECT id, to_regclass(format('%I.%I', $2::text, 'lh_q' || id || '_seq'))::oid::int8 AS seqs,
+      to_regclass(format('%I.%I', $2::text, 'lh_q' || id || '_claims'))::oid::int8 AS claims FROM ${s}.lh_queues WHERE name = $1`;
+    type Row = { id: number; seqs: string | null; claims: string | null };
+    let [row] = await this.#db.query<Row>(refs, [this.#queueName, this.#schema]);
+    if (!row?.claims) {
+      [row] = await this.#db.transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`leasehold:${this.#schema}`]);
+        await tx.query(`INSERT INTO ${s}.lh_queues (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.#queueName]);
+        const [{ id }] = (await tx.query<{ id: number }>(`SELECT id FROM ${s}.lh_queues WHERE name = $1`, [this.#queueName])) as [{ id: number }];
+        await tx.query(`CREATE SEQUENCE IF NOT EXISTS ${s}.${quoteIdent(`lh_q${id}_seq`)}`);
+        await tx.query(`CREATE SEQUENCE IF NOT EXISTS ${s}.${quoteIdent(`lh_q${id}_claims`)}`);
+        return tx.query<Row>(refs, [this.#queueName, this.#schema]);
+      });
+    }
+    const { id, seqs, claims } = row!;
+    // The claims sequence's OID is unique in the database: a channel no other queue or schema shares.
+    return { id, seqs: Number(seqs), claims: Number(claims), channel: `lh_${claims}` };
+  }
+
+  #fn(name: string, args: number): string {
+    return `${this.#s}.${name}(${Array.from({ length: args }, (_, i) => `$${i + 1}`).join(', ')})`;
+  }
+
+  async publish(groupId: string, event: E, options?: PublishOptions): Promise<number> {
+    const { priority, key, delayMs } = checkPublish(groupId, options);
+    const json = toJson('event', event);
+    this.#ensureOpen();
+    const now = this.#now();
+    const q = await this.#open();
+    const [row] = await this.#db.query<{ seq: string }>(`SELECT ${this.#fn('lh_publish', 9)} AS seq`, [
+      q.id, q.seqs, encodeId(groupId), json, priority, key === null ? null : encodeId(key), delayMs, now, q.channel,
+    ]);
+    this.#changed();
+    return Number(row!.seq);
+  }
+
+  async publishMany(items: readonly PublishItem<E>[]): Promise<number[]> {
+    const checked = checkPublishItems<E>(items).map(({ groupId, event, args }, i) => [
+      encodeId(groupId), toJson(`items[${i}].event`, event), args.priority, args.key === null ? null : encodeId(args.key), args.delayMs,
+    ]);
+    this.#ensureOpen();
+    if (checked.length === 0) return [];
+    const now = this.#now();
+    const q = await this.#open();
+    const rows = await this.#db.query<{ o_seq: string }>(`SELECT o_seq FROM ${this.#fn('lh_publish_many', 5)}`, [q.id, q.seqs, JSON.stringify(checked), now, q.channel]);
+    this.#changed();
+    return rows.map((r) => Number(r.o_seq));
+  }
+
+  async claim(workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
+    const minPriority = checkClaim(workerId, visibilityMs, options);
+    this.#ensureOpen();
+    const now = this.#now();
+    const q = await this.#open();
+    const rows = await this.#db.query<LeaseRow>(`SELECT * FROM ${this.#fn('lh_claim', 7)}`, [
+      q.id, q.claims, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts,
+    ]);
+    return rows[0] ? leaseOf<E>(rows[0], workerId) : null;
+  }
+
+  async claimMany(workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<Lease<E>[]> {
+    const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
+    this.#ensureOpen();
+    const now = this.#now();
+    const q = await this.#open();
+    const rows = await this.#db.query<LeaseRow>(`SELECT * FROM ${this.#fn('lh_claim_many', 8)}`, [
+      q.id, q.claims, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, max,
+    ]);
+    return rows.map((row) => leaseOf<E>(row, workerId));
+  }
+
+  async ack(lease: Lease<E>): Promise<void> {
+    checkLease(lease);
+    this.#ensureOpen();
+    const q = await this.#open();
+    const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_ack', 6)} AS ok`, [q.id, ...heldBy(lease), q.channel]);
+    if (!row!.ok) throw lost(lease);
+    this.#changed();
+  }
+
+  async ackMany(leases: readonly Lease<E>[]): Promise<AckManyResult<E>> {
+    checkLeases<E>(leases);
+    this.#ensureOpen();
+    if (leases.length === 0) return { acked: [], lost: [] };
+    const q = await this.#open();
+    const [row] = await this.#db.query<{ done: string }>(`SELECT ${this.#fn('lh_ack_many', 3)} AS done`, [q.id, JSON.stringify(leases.map(heldBy)), q.channel]);
+    const result: AckManyResult<E> = { acked: [], lost: [] };
+    leases.forEach((lease, i) => (row!.done[i] === 't' ? result.acked : result.lost).push(lease));
+    if (result.acked.length > 0) this.#changed();
+    return result;
+  }
+
+  async ackAndClaim(lease: Lease<E>, workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
+    checkLease(lease);
+    const minPriority = checkClaim(workerId, visibilityMs, options);
+    this.#ensureOpen();
+    const now = this.#now();
+    const q = await this.#open();
+    const [group, seq, attempt, holder] = heldBy(lease);
+    const rows = await this.#db.query<LeaseRow & { o_lost: boolean }>(`SELECT * FROM ${this.#fn('lh_ack_claim', 12)}`, [
+      q.id, q.claims, group, seq, attempt, holder, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, q.channel,
+    ]);
+    if (rows[0]?.o_lost) throw lost(lease);
+    this.#changed();
+    return rows[0] ? leaseOf<E>(rows[0], workerId) : null;
+  }
+
+  async nack(lease: Lease<E>, delayMs = 0): Promise<void> {
+    checkLease(lease);
+    checkDuration('delayMs', delayMs, false);
+    this.#ensureOpen();
+    const now = this.#now();
+    const q = await this.#open();
+    const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_release', 8)} AS ok`, [q.id, ...heldBy(lease), delayMs, now, q.channel]);
+    if (!row!.ok) throw lost(lease);
+    this.#changed();
+  }
+
+  async extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>> {
+    checkLease(lease);
+    checkDuration('visibilityMs', visibilityMs, true);
+    this.#ensureOpen();
+    const now = this.#now();
+    const q = await this.#open();
+    const [row] = await this.#db.query<{ until: number | null }>(`SELECT ${this.#fn('lh_extend', 7)} AS until`, [q.id, ...heldBy(lease), visibilityMs, now]);
+    if (row!.until === null) throw lost(lease);
+    return { ...lease, expiresAt: row!.until };
+  }
+
+  async stats(): Promise<TransportStats> {
+    this.#ensureOpen();
+    const now = this.#now();
+    const q = await this.#open();
+    const s = this.#s;
+    type Row = { now: number; queued: string; groups: string; ready: string; leased: string; next: number | null; dead: string };
+    const [row] = await this.#db.query<Row>(
+      `WITH t AS (SELECT coalesce($2::double precision, ${s}.lh_now()) AS now)
+      SELECT (SELECT count(*) FROM ${s}.lh_messages WHERE queue = $1) AS queued,
+        count(g.group_id) AS groups,
+        count(g.group_id) FILTER (WHERE g.locked_until IS NULL OR g.locked_until < t.now) AS ready,
+        count(g.group_id) FILTER (WHERE g.holder IS NOT NULL AND g.locked_until >= t.now) AS leased,
+        min(g.locked_until) FILTER (WHERE g.locked_until >= t.now) AS next,
+        (SELECT count(*) FROM ${s}.lh_dead_letters WHERE queue = $1) AS dead
+      FROM t LEFT JOIN ${s}.lh_groups g ON g.queue = $1 GROUP BY t.now`,
+      [q.id, now],
+    );
+    const groups = Number(row!.groups);
+    const ready = Number(row!.ready);
+    const leased = Number(row!.leased);
+    return {
+      queued: Number(row!.queued),
+      groups,
+      ready,
+      leased,
+      waiting: groups - ready - leased,
+      dead: Number(row!.dead),
+      nextReadyAt: row!.next === null ? null : row!.next + 1,
+    };
+  }
+
+  async cancel(seq: number): Promise<boolean> {
+    checkSeq(seq);
+    this.#ensureOpen();
+    const now = this.#now();
+    const q = await this.#open();
+    const [row] = await this.#db.query<{ outcome: number }>(`SELECT ${this.#fn('lh_cancel', 4)} AS outcome`, [q.id, seq, now, q.channel]);
+    const outcome = row!.outcome;
+    if (outcome === -1) {
+      throw new LeaseholdError('MESSAGE_LEASED', `message ${seq} is under a live lease and cannot be cancelled; cancel it after its holder acks or nacks it, or once the lease runs out`);
+    }
+    if (outcome === 2) this.#changed();
+    return outcome > 0;
+  }
+
+  async inspect(): Promise<TransportSnapshot<E>> {
+    this.#ensureOpen();
+    const now = this.#now();
+    const q = await this.#open();
+    const [row] = await this.#db.query<InspectRow>(inspectQuery(this.#s), [q.id, now]);
+    return snapshotFrom<E>(row!);
+  }
+
+  async deadLetters(): Promise<DeadLetter<E>[]> {
+    this.#ensureOpen();
+    const q = await this.#open();
+    const [row] = await this.#db.query<{ dead: DeadJson[] }>(`SELECT ${deadLettersSelect(this.#s)} AS dead`, [q.id]);
+    return deadLettersFrom<E>(row!.dead);
+  }
+
+  async redrive(seq: number): Promise<number> {
+    checkSeq(seq);
+    this.#ensureOpen();
+    const q = await this.#open();
+    const [row] = await this.#db.query<{ seq: string | null }>(`SELECT ${this.#fn('lh_redrive', 4)} AS seq`, [q.id, q.seqs, seq, q.channel]);
+    if (row!.seq === null) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
+    this.#changed();
+    return Number(row!.seq);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#listeners.clear();
+    await this.#stopListening();
+  }
+
+  /**
+   * Calls `listener` (on a microtask) after a publish, ack, nack or redrive through this object,
+   * and, through `LISTEN`, after those of any other connection, process or machine on the same
+   * queue. While anybody listens the transport holds one listening connection (on a pool, one
+   * of its connections). Work that becomes claimable because time passed raises no notice.
+   */
+  onChange(listener: () => void): () => void {
+    const unsubscribe = this.#listeners.add(listener);
+    if (!this.#unlisten && !this.#closed) {
+      const epoch = this.#listenEpoch;
+      this.#unlisten = this.#open()
+        .then((q) => this.#db.listen(q.channel, () => this.#listeners.notify()))
+        .then((stop) => {
+          this.#listening = epoch === this.#listenEpoch;
+          return stop;
+        })
+        // Without a listening connection, notices from this object still arrive; others are polled for.
+        .catch(() => null);
+    }
+    let active = true;
+    return () => {
+      if (!active) return;
+      active = false;
+      unsubscribe();
+      if (this.#listeners.size === 0) void this.#stopListening();
+    };
+  }
+
+  /** After a change this object committed: tell listeners now, unless the notice will come through LISTEN. */
+  #changed(): void {
+    if (!this.#listening) this.#listeners.notify();
+  }
+
+  async #stopListening(): Promise<void> {
+    const pending = this.#unlisten;
+    this.#unlisten = null;
+    this.#listening = false;
+    this.#listenEpoch++;
+    const stop = await pending;
+    await stop?.();
+  }
+
+  #ensureOpen(): void {
+    if (this.#closed) throw new ClosedError('transport');
+  }
+}
+
+/** The lease's group, seq, attempt and holder, as the functions take them. */
+function heldBy(lease: Lease<unknown>): [string, number, number, string] {
+  return [encodeId(lease.groupId), lease.seq, lease.attempt, encodeId(lease.workerId)];
+}
+
+function lost(lease: Lease<unknown>): LeaseLostError {
+  return new LeaseLostError(lease.seq, lease.attempt, lease.groupId);
+}
+
+function leaseOf<E>(row: LeaseRow, workerId: string): Lease<E> {
+  return { seq: Number(row.o_seq), groupId: decodeId(row.o_group), event: JSON.parse(row.o_event) as E, workerId, attempt: row.o_attempt, expiresAt: row.o_expires };
+}
