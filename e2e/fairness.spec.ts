@@ -108,12 +108,13 @@ test('incognito: with 8 loops forwarding from another tab, the owner page is ser
 test('normal profile: with 8 loops forwarding from another tab, the owner page is served in turn and close() completes', async ({ baseURL }) => {
   test.setTimeout(120_000);
   const profile = mkdtempSync(join(tmpdir(), 'leasehold-fair-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: await findChromium(), args: chromiumArgs, baseURL });
+  let context: BrowserContext | undefined;
   try {
+    context = await chromium.launchPersistentContext(profile, { executablePath: await findChromium(), args: chromiumArgs, baseURL });
     const { between } = await measure(context, 'profile on disk');
     expect(pct(between, 0.5)).toBeLessThanOrEqual(4 * LOOPS);
   } finally {
-    await context.close();
+    await context?.close();
     rmSync(profile, { recursive: true, force: true });
   }
 });
