@@ -10,9 +10,11 @@ import { encodeCommit, encodeStep } from '../store/encode.js';
 import { checkPublish, checkPublishItems } from '../transport/shared.js';
 import { checkId, checkInteger, checkObject, toJson } from '../validate.js';
 import type { HostOptions, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
+import type { SqlTraceEntry } from './trace.js';
 import { type CallMessage, errorFromWire, sameLeases, type Target } from './wire.js';
 
 export type { OwnerInfo } from './protocol.js';
+export type { SqlGroupRow, SqlTraceEntry, SqlTraceStatement } from './trace.js';
 
 /** Options of {@link openBrowserDatabase}. */
 export interface BrowserDatabaseOptions {
@@ -37,6 +39,13 @@ export interface BrowserDatabaseOptions {
   maxAttempts?: number;
   /** The store's `traceMax`. Applies when this tab opens the file as owner. */
   traceMax?: number;
+  /**
+   * Record the SQL of the latest claims, acks and nacks — statements, parameters, results, and
+   * the queue's `lh_groups` rows before and after — for {@link BrowserDatabase.sqlTrace}. For
+   * teaching and debugging; default `false`, and then nothing is recorded and nothing is slower.
+   * Applies when this tab opens the file as owner.
+   */
+  traceSql?: boolean;
   /** @internal Starts the host worker; tests and bundler setups can supply their own. */
   createWorker?: () => Worker;
 }
@@ -62,6 +71,11 @@ export interface BrowserDatabase<E = unknown, X extends Execution = Execution> {
   owner(): Promise<OwnerInfo>;
   /** Calls `listener` whenever ownership moves (a tab took over after the owner closed). Returns unsubscribe. */
   onOwnerChange(listener: (owner: OwnerInfo) => void): () => void;
+  /**
+   * The owner's record of the latest claims, acks and nacks (up to 24, oldest first), when the
+   * owner was opened with `traceSql: true`; otherwise an empty array. Reads nothing from the file.
+   */
+  sqlTrace(): Promise<SqlTraceEntry[]>;
   /** Closes this tab's host. If it owned the file, another open tab takes over. Idempotent. */
   close(): Promise<void>;
 }
@@ -90,12 +104,14 @@ export async function openBrowserDatabase<E = unknown, X extends Execution = Exe
   if (typeof clock !== 'function') throw new TypeError('options.clock must be a function returning milliseconds');
   if (options.maxAttempts !== undefined) checkInteger('options.maxAttempts', options.maxAttempts, 1, Number.MAX_SAFE_INTEGER);
   if (options.traceMax !== undefined) checkInteger('options.traceMax', options.traceMax, 0, Number.MAX_SAFE_INTEGER);
+  if (options.traceSql !== undefined && typeof options.traceSql !== 'boolean') throw new TypeError('options.traceSql must be a boolean');
 
   const worker = options.createWorker?.() ?? new Worker(new URL('./host.worker.js', import.meta.url), { type: 'module', name: `leasehold:${options.name}` });
   const connection = new Connection(worker, clock);
   const hostOptions: HostOptions = { name: options.name, storage, durability };
   if (options.maxAttempts !== undefined) hostOptions.maxAttempts = options.maxAttempts;
   if (options.traceMax !== undefined) hostOptions.traceMax = options.traceMax;
+  if (options.traceSql) hostOptions.traceSql = true;
   try {
     await connection.open(hostOptions);
   } catch (error) {
@@ -112,6 +128,7 @@ export async function openBrowserDatabase<E = unknown, X extends Execution = Exe
     store: storeProxy<X>(connection),
     owner: () => connection.call('host', 'owner', []) as Promise<OwnerInfo>,
     onOwnerChange: (listener) => connection.ownerListeners.add(listener),
+    sqlTrace: () => connection.call('host', 'sqlTrace', []) as Promise<SqlTraceEntry[]>,
     close: () => connection.close(),
   };
 }

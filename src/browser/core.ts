@@ -16,6 +16,7 @@ import type { SqlDatabase } from '../sqlite/driver.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { SqliteTransport } from '../transport/sqlite.js';
 import { CallQueues, type Queued, taskScheduler } from './batches.js';
+import type { SqlTracer } from './trace.js';
 import { DEFAULT_QUEUE } from '../transport/contract.js';
 import { checkId } from '../validate.js';
 import type { CallMessage } from './wire.js';
@@ -42,6 +43,8 @@ export interface CoreOptions {
   traceMax?: number;
   /** Called after a commit that may make work claimable in `queue`. */
   onChange?: (queue: string) => void;
+  /** Records the SQL of claims and acks (the demo's SQL panel). Absent: nothing is wrapped or recorded. */
+  trace?: SqlTracer;
 }
 
 type Method = (...args: unknown[]) => Promise<unknown>;
@@ -69,8 +72,13 @@ export class HostCore {
   readonly #readJournal;
   readonly #writeJournal;
   readonly #pruneJournal;
+  /** {@link HostCore.#apply}, or the same inside the tracer: chosen once, so tracing off costs nothing per call. */
+  readonly #applyOne: (item: Queued) => Promise<unknown>;
 
   constructor(db: SqlDatabase, options: CoreOptions = {}) {
+    const trace = options.trace;
+    if (trace) db = trace.wrap(db);
+    this.#applyOne = trace ? (item) => trace.around(item.call, () => this.#apply(item)) : (item) => this.#apply(item);
     this.#db = db;
     const savepoint = db.savepoint?.bind(db);
     const journaled: SqlDatabase = {
@@ -190,13 +198,13 @@ export class HostCore {
     let failed: { error: unknown } | undefined;
     if (!this.#db.savepoint) {
       // A driver without savepoints: one transaction per call, still in turn.
-      for (const item of batch) outcomes.push(this.#apply(item));
+      for (const item of batch) outcomes.push(this.#applyOne(item));
       if (this.#pruneDue()) this.#db.transaction(() => this.#prune());
     } else {
       try {
         this.#db.transaction(() => {
           this.#inBatch = true;
-          for (const item of batch) outcomes.push(this.#apply(item));
+          for (const item of batch) outcomes.push(this.#applyOne(item));
           if (this.#pruneDue()) this.#prune();
         });
       } catch (error) {

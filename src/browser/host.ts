@@ -12,6 +12,7 @@ import { StorageError } from '../errors.js';
 import { HostCore } from './core.js';
 import { explainStorageFailure, openHostDatabase, type OpenedDatabase } from './opfs.js';
 import type { HostOptions, HostToHost, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
+import { SqlTracer } from './trace.js';
 import { type AnswerMessage, type CallMessage, errorToWire } from './wire.js';
 
 /** How long a page's open waits for an owner to answer before it reports the database stuck. */
@@ -29,6 +30,8 @@ export function startHost(scope: Scope): void {
   const hostId = `host-${randomId()}`;
   let options: HostOptions | undefined;
   let core: HostCore | undefined;
+  /** Present only when the page asked for `traceSql` and this host owns the database. */
+  let tracer: SqlTracer | undefined;
   let opened: OpenedDatabase | undefined;
   /** The owner failed to open the database: every call gets this error. */
   let ownerError: unknown;
@@ -56,6 +59,8 @@ export function startHost(scope: Scope): void {
   /** `journaled`: the call may be retried (it was forwarded); `caller`: whose turn it takes. See HostCore.serve. */
   const serveLocally = async (call: CallMessage, journaled: boolean, caller: string): Promise<AnswerMessage> => {
     try {
+      // The SQL trace lives with the owner: another tab's page reaches it by forwarding.
+      if (call.target === 'host') return { kind: 'answer', id: call.id, ok: true, value: tracer?.entries() ?? [] };
       if (ownerError !== undefined) throw ownerError;
       if (!core) throw new StorageError('STORAGE_UNAVAILABLE', 'the database is not open');
       return { kind: 'answer', id: call.id, ok: true, value: await core.serve(call, journaled, caller) };
@@ -78,7 +83,7 @@ export function startHost(scope: Scope): void {
   };
 
   const onPageCall = async (call: CallMessage) => {
-    if (call.target === 'host') {
+    if (call.target === 'host' && call.method === 'owner') {
       toPage({ kind: 'answer', id: call.id, ok: true, value: owner() });
     } else if (options?.storage === 'memory' || isOwner()) {
       toPage(await serveLocally(call, false, hostId));
@@ -90,7 +95,9 @@ export function startHost(scope: Scope): void {
   const becomeOwner = async () => {
     try {
       opened = await openHostDatabase(options!);
+      tracer = options!.traceSql ? new SqlTracer() : undefined;
       core = new HostCore(opened.db, {
+        trace: tracer,
         maxAttempts: options!.maxAttempts,
         traceMax: options!.traceMax,
         onChange: (queue) => {

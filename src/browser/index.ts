@@ -3,4 +3,4 @@
  * worker per database; the tabs elect one owner of the OPFS file and the others forward to it.
  */
 export { openBrowserDatabase } from './client.js';
-export type { BrowserDatabase, BrowserDatabaseOptions, OwnerInfo } from './client.js';
+export type { BrowserDatabase, BrowserDatabaseOptions, OwnerInfo, SqlGroupRow, SqlTraceEntry, SqlTraceStatement } from './client.js';

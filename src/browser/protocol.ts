@@ -12,6 +12,8 @@ export interface HostOptions {
   durability: 'normal' | 'full';
   maxAttempts?: number;
   traceMax?: number;
+  /** Record the SQL of claims and acks (see trace.ts). */
+  traceSql?: boolean;
 }
 
 /** Who owns a database: the id of the owning host, and whether it is this tab's. */
