@@ -5,10 +5,14 @@
 import { type MessageSnapshot, Runtime, type TransportSnapshot } from 'leasehold';
 import type { BrowserDatabase, OwnerInfo } from 'leasehold/browser';
 import type { DemoClock } from './clock.ts';
-import { Activity, drain, openDemoDatabase, type Storage } from './database.ts';
+import { Activity, drain, MAX_ATTEMPTS, openDemoDatabase, type Storage } from './database.ts';
+import { History } from './history.ts';
 import { LESSONS, type LessonContext } from './lessons.ts';
 import { EventLog, type LeaseEnding } from './log.ts';
 import type { Settings } from './settings.ts';
+import { TimelineModel } from './timeline/model.ts';
+import { observe } from './timeline/observe.ts';
+import type { WorkerAction } from './views/workers.ts';
 import { DemoWorker, type DemoEvent, type WorkerContext, type WorkerSettings } from './workers.ts';
 
 export class Demo {
@@ -17,6 +21,12 @@ export class Demo {
   readonly log = new EventLog();
   /** Calls in flight from workers and lessons; zero means the page has caught up. */
   readonly activity = new Activity();
+  /** Every lease, wait and refusal since the lesson started: what the timeline draws. */
+  readonly timeline = new TimelineModel();
+  /** What the page showed at each moment: what scrubbing shows. */
+  readonly history = new History();
+  /** Starts this tab's worker ids: a joining tab's workers must not share names with the first tab's. */
+  workerPrefix = '';
   db!: BrowserDatabase;
   workers: DemoWorker[] = [];
   executions = new Set<string>();
@@ -49,8 +59,10 @@ export class Demo {
     this.snapshot = undefined;
     this.#seen.clear();
     this.#endings.clear();
+    this.timeline.clear();
+    this.history.clear();
     this.#ctx = {
-      transport: this.activity.wrap(this.db.transport),
+      transport: observe(this.activity.wrap(this.db.transport), this.timeline, this.clock.now),
       store: this.activity.wrap(this.db.store),
       clock: this.clock,
       log: this.log,
@@ -60,7 +72,11 @@ export class Demo {
     };
     this.db.transport.onChange(() => this.changed());
     this.db.onOwnerChange((owner) => {
+      const took = owner.isThisTab && this.owner?.isThisTab === false;
       this.owner = owner;
+      const at = this.clock.now();
+      if (took) this.log.add({ at, kind: 'owner', text: 'This tab took over the database file: the owner tab went away, its Web Lock passed here, and this tab opened the file. Calls it had forwarded were sent again; the old owner’s journal answers any it had applied.' });
+      else if (!owner.isThisTab) this.log.add({ at, kind: 'owner', text: 'Another tab owns the database file now; this tab forwards its calls there.' });
       this.changed();
     });
     this.owner = await this.db.owner();
@@ -68,12 +84,24 @@ export class Demo {
   }
 
   setSnapshot(snapshot: TransportSnapshot): void {
+    for (const letter of snapshot.deadLetters) {
+      if (this.timeline.isDeadMarked(letter.seq)) continue;
+      this.log.add({
+        at: letter.deadAt,
+        kind: 'dead',
+        group: letter.groupId,
+        seq: letter.seq,
+        attempt: letter.attempt,
+        text: `${letter.groupId}#${letter.seq} went to the dead letters after ${letter.attempt} deliveries (maxAttempts ${MAX_ATTEMPTS}): the claim that found it due again moved it aside in its own transaction and took the next message, so ${letter.groupId} is no longer blocked`,
+      });
+    }
+    this.timeline.reconcile(snapshot);
     this.snapshot = snapshot;
     this.#seen = new Map(snapshot.groups.flatMap((group) => group.messages.map((m) => [m.seq, m] as const)));
   }
 
   addWorker(options: Partial<WorkerSettings> = {}): DemoWorker {
-    const settings: WorkerSettings = { id: `${options.kind === 'runtime' ? 'rt' : 'w'}${this.#nextWorker++}`, kind: 'plain', visibilityMs: 5_000, minPriority: 0, workMs: 1_000, ...options };
+    const settings: WorkerSettings = { id: `${this.workerPrefix}${options.kind === 'runtime' ? 'rt' : 'w'}${this.#nextWorker++}`, kind: 'plain', visibilityMs: 5_000, minPriority: 0, workMs: 1_000, ...options };
     const worker = new DemoWorker(settings, this.#ctx);
     this.workers.push(worker);
     const floor = settings.minPriority > 0 ? `, floor P${settings.minPriority}` : '';
@@ -82,12 +110,24 @@ export class Demo {
     return worker;
   }
 
-  publish(groupId: string, event: DemoEvent, priority = 0): Promise<number> {
-    return this.#ctx.transport.publish(groupId, event, { priority });
+  publish(groupId: string, event: DemoEvent, priority = 0, delayMs = 0): Promise<number> {
+    return this.#ctx.transport.publish(groupId, event, delayMs > 0 ? { priority, delayMs } : { priority });
   }
 
-  redrive(seq: number): Promise<number> {
-    return this.#ctx.transport.redrive(seq);
+  async redrive(seq: number): Promise<number> {
+    const fresh = await this.#ctx.transport.redrive(seq);
+    this.log.add({ at: this.clock.now(), kind: 'redrive', seq: fresh, text: `Redrove dead letter #${seq}: it is back at its group’s tail as #${fresh}, with no deliveries counted` });
+    return fresh;
+  }
+
+  /** A control on a worker's card. */
+  workerAction(id: string, action: WorkerAction): void {
+    const worker = this.workers.find((w) => w.id === id);
+    if (!worker) return;
+    if (action === 'pause') worker.pause(!worker.paused);
+    else if (action === 'stall') worker.stall();
+    else if (action === 'late') worker.comeBack();
+    else worker.crash();
   }
 
   /**
@@ -105,6 +145,8 @@ export class Demo {
     this.clock.setPaused(true);
     try {
       await this.activity.track(this.#reset());
+      this.timeline.clear();
+      this.history.clear();
       const lesson = LESSONS.find((l) => l.id === id);
       if (lesson && !run.signal.aborted) await this.activity.track(lesson.setup(this.#lessonContext(run.signal)));
     } finally {
@@ -135,6 +177,7 @@ export class Demo {
     return {
       addWorker: (settings) => this.addWorker(settings),
       publish: (groupId, event, priority) => this.publish(groupId, event, priority),
+      redrive: (seq) => this.redrive(seq),
       at: (ms, action) => void this.clock.until(ms, signal).then(() => signal.aborted || action()),
       createExecution: async (id) => {
         await sender.createExecution(id);

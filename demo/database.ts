@@ -21,6 +21,8 @@ export function openDemoDatabase(storage: Storage, clock: DemoClock): Promise<Br
     clock: clock.now,
     maxAttempts: MAX_ATTEMPTS,
     traceMax: TRACE_MAX,
+    // The SQL panel shows the owner's statements. Off by default in the library; on here.
+    traceSql: true,
   });
 }
 

@@ -1,5 +1,5 @@
 /**
- * The six lessons. Each sets up a scenario on an emptied queue at time 0 — real messages, real
+ * The eight lessons. Each sets up a scenario on an emptied queue at time 0 — real messages, real
  * workers, a few timed actions (a crash, a stall) — says in a few sentences what to watch, and
  * lets it run. Nothing is scripted beyond those actions: what follows is the library's doing.
  */
@@ -8,6 +8,8 @@ import type { DemoWorker, DemoEvent, WorkerSettings } from './workers.ts';
 export interface LessonContext {
   addWorker(settings: Partial<WorkerSettings>): DemoWorker;
   publish(groupId: string, event: DemoEvent, priority?: number): Promise<number>;
+  /** Puts a dead letter back at its group's tail, as an operator would. */
+  redrive(seq: number): Promise<number>;
   /** Runs `action` when the demo clock reaches `ms` (dropped if another lesson starts first). */
   at(ms: number, action: () => void): void;
   createExecution(id: string): Promise<void>;
@@ -20,6 +22,14 @@ export interface Lesson {
   /** What to watch, in two or three sentences. */
   text: string;
   setup(ctx: LessonContext): Promise<void>;
+  /** The storage the lesson needs ('opfs': several tabs share only a kept file). */
+  storage?: 'opfs';
+  /** A button the lesson offers the learner, e.g. opening a second tab. */
+  action?: { label: string; run(): void };
+  /** What the lesson says in a tab that joined it (lesson 7's second tab)… */
+  joinText?: string;
+  /** …and what that tab does: it keeps the queue as it is and adds its own workers. */
+  join?(ctx: Pick<LessonContext, 'addWorker'>): void;
 }
 
 async function publishAll(ctx: LessonContext, groups: [string, string[], number?][]): Promise<void> {
@@ -106,6 +116,40 @@ export const LESSONS: readonly Lesson[] = [
       await ctx.createExecution('doc-1');
       for (let i = 1; i <= 12; i++) await ctx.send('doc-1', { id: `edit-${i}`, type: 'edit', label: `edit ${i}` });
       ctx.addWorker({ kind: 'runtime', workMs: 500 });
+    },
+  },
+  {
+    id: 7,
+    title: 'Two tabs',
+    storage: 'opfs',
+    text: 'This tab owns the database file: it holds the Web Lock, and only it opens the file. Press “Open a second tab”: the new tab joins the same queue, forwards its calls here and adds its worker tab2-w1, so both tabs work the uploads. Then close this tab. The other one takes the lock, opens the file and carries on; the lease w1 held dies with this tab and runs out like any crash’s, and tab2-w1 claims that message again.',
+    joinText: 'This is the second tab. Another tab owns the database file, so this tab’s worker tab2-w1 works through it: every call is forwarded there. Close the first tab and watch this one take the file over (the log says when) while tab2-w1 keeps working — and claims the upload w1 was holding once its lease runs out.',
+    action: {
+      label: 'Open a second tab',
+      run: () => void window.open(`${location.pathname}#lesson=7&tab=2`, '_blank'),
+    },
+    join(ctx) {
+      ctx.addWorker({ visibilityMs: 4_000, workMs: 2_000 });
+    },
+    async setup(ctx) {
+      await publishAll(ctx, [
+        ['upload-1', ['part 1', 'part 2', 'part 3']],
+        ['upload-2', ['part 1', 'part 2', 'part 3']],
+        ['upload-3', ['part 1', 'part 2', 'part 3']],
+        ['upload-4', ['part 1', 'part 2', 'part 3']],
+      ]);
+      ctx.addWorker({ visibilityMs: 4_000, workMs: 2_000 });
+    },
+  },
+  {
+    id: 8,
+    title: 'Poison message',
+    text: 'The import service is down until 17 s, so orders.csv fails on every delivery: w1 nacks it with a 2 s park each time, and customers.csv waits behind it. The database allows 4 deliveries (maxAttempts): the claim that finds a fifth due moves orders.csv to the dead letters (✕ on the timeline) in its own transaction and takes customers.csv instead, so one poison message cannot block its group forever. At 18 s, with the service back, an operator redrives it — or press Redrive in the Dead letters panel yourself.',
+    async setup(ctx) {
+      const seq = await ctx.publish('import-1', { label: 'orders.csv', failUntil: 17_000 });
+      await ctx.publish('import-1', { label: 'customers.csv' });
+      ctx.addWorker({ visibilityMs: 5_000, workMs: 1_000 });
+      ctx.at(18_000, () => void ctx.redrive(seq).catch(() => {}));
     },
   },
 ];

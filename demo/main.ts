@@ -1,104 +1,108 @@
 /**
- * The demo page's wiring: layout, the animation-frame loop that moves the clock and redraws, and
- * the snapshot fetch (one `inspect()` in flight at a time, only when something may have changed).
+ * The demo page's wiring: the views, the animation-frame loop that moves the clock and redraws,
+ * the snapshot fetch (one `inspect()` in flight at a time, only when something may have
+ * changed), looking back in time (views drawn from kept frames while the clock stands still),
+ * and the scene in the address.
  */
 import './styles.css';
 import type { ExecutionView } from './views/executions.ts';
 import { Demo } from './app.ts';
 import { DemoClock } from './clock.ts';
 import { TRACE_MAX } from './database.ts';
+import { type Frame, workerState } from './history.ts';
+import { layout } from './layout.ts';
 import { LESSONS } from './lessons.ts';
+import { playTo } from './replay.ts';
 import { loadSettings, saveSettings } from './settings.ts';
+import { readScene, writeScene } from './share.ts';
 import { joinTabs } from './sync.ts';
 import { StorageControls, TimeControls } from './views/controls.ts';
-import { h, icon } from './views/dom.ts';
 import { ExecutionsView } from './views/executions.ts';
 import { LessonBar } from './views/lessons.ts';
 import { LogView } from './views/log.ts';
 import { DeadLettersView, PublishForm } from './views/publish.ts';
 import { QueueView } from './views/queue.ts';
+import { SqlView } from './views/sql.ts';
+import { TimelineView } from './views/timeline.ts';
 import { WorkersView } from './views/workers.ts';
 
 const settings = await loadSettings();
+const linked = readScene();
+const scene = linked && (!linked.own || linked.scene.join) ? linked.scene : null;
+// A link replays its lesson from 0 (below); lesson 7's second tab joins the shared file.
+if (scene && (scene.join || LESSONS.find((l) => l.id === scene.lesson)?.storage === 'opfs')) settings.storage = 'opfs';
 // A memory database starts empty on every load, so its timeline does too.
 settings.time.memory = 0;
-const clock = new DemoClock(settings.time[settings.storage], settings.speed, settings.paused);
+// Reduced motion: nothing moves until asked (the clock starts paused), the live edge of the
+// timeline moves in steps, and the styles drop transitions.
+const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)');
+const clock = new DemoClock(settings.time[settings.storage], scene?.speed ?? settings.speed, settings.paused || reducedMotion.matches || !!scene);
 const demo = new Demo(clock, settings);
 const tabs = joinTabs(clock, () => demo.settings.storage === 'opfs');
+let joined = scene?.join ?? false;
+/** The moment being looked at; null: the present. */
+let view: number | null = null;
+/** A link's scene is being played to its time: the page is not settled until it is there. */
+let replaying = false;
 
 const save = (): void => {
   settings.speed = clock.speed;
   settings.paused = clock.paused;
   settings.time[settings.storage] = clock.now();
   saveSettings(settings);
+  writeScene({ lesson: settings.lesson, speed: clock.speed, time: view ?? clock.now(), join: joined });
 };
 const onControl = (): void => {
   save();
   tabs.announce();
 };
+/** Anything that acts on the queue first comes back to the present. */
+const live = <A extends unknown[]>(action: (...args: A) => void) => (...args: A): void => {
+  scrub(null);
+  action(...args);
+};
+const logError = (what: string) => (error: unknown) => demo.log.add({ at: clock.now(), kind: 'info', text: `${what} refused: ${String(error)}` });
 
 const time = new TimeControls(clock, onControl);
 const storage = new StorageControls(settings.storage, (choice) => void switchStorage(choice));
 const lessons = new LessonBar(LESSONS, (id) => void pickLesson(id));
 const queue = new QueueView();
-const workers = new WorkersView((options) => demo.addWorker(options));
+const workers = new WorkersView(live((options) => void demo.addWorker(options)), live((id, action) => demo.workerAction(id, action)));
 const executions = new ExecutionsView(TRACE_MAX);
-const dead = new DeadLettersView((seq) => void demo.redrive(seq));
+const dead = new DeadLettersView(live((seq) => void demo.redrive(seq).catch(logError('redrive'))));
 const publish = new PublishForm(
-  ({ groupId, event, priority }) => void demo.publish(groupId, event, priority).catch((error: unknown) => demo.log.add({ at: clock.now(), kind: 'info', text: `publish refused: ${String(error)}` })),
-  () => void bulkLoad(),
+  live(({ groupId, event, priority, delayMs }) => void demo.publish(groupId, event, priority, delayMs).catch(logError('publish'))),
+  live(() => void bulkLoad()),
 );
 const log = new LogView(demo.log);
+const sql = new SqlView();
+const timeline = new TimelineView(demo.timeline, (t) => scrub(t));
+const panels = layout(
+  { time: time.el, storage: storage.el, lessons: lessons.el, timeline: timeline.el, queue: queue.el, workers: workers.el, executions: executions.el, log: log.el, sql: sql.el, publish: publish.el, dead: dead.el },
+  settings,
+  TRACE_MAX,
+  save,
+);
+const applyMotion = (): void => {
+  timeline.reducedMotion = reducedMotion.matches;
+  document.body.dataset.motion = reducedMotion.matches ? 'reduced' : 'full';
+};
+reducedMotion.addEventListener('change', applyMotion);
+applyMotion();
 
-/** A collapsible panel whose open state is remembered. */
-function panel(id: string, title: string, hint: string, body: HTMLElement, open = true): HTMLDetailsElement {
-  const el = h('details', { class: `panel panel-${id}`, attrs: { 'data-panel': id } }, h('summary', {}, h('h2', { text: title }), h('span', { class: 'hint', text: hint })), body);
-  el.open = settings.panels[id] ?? open;
-  el.addEventListener('toggle', () => {
-    settings.panels[id] = el.open;
-    save();
-  });
-  return el;
+/** Looks at moment `t` (the clock stops: the present must hold still), or back at the present. */
+function scrub(t: number | null): void {
+  const next = t === null || t >= clock.now() ? null : Math.max(demo.history.start, t);
+  if (next === view) return;
+  if (next !== null && !clock.paused) clock.setPaused(true);
+  view = next;
+  shown = undefined;
+  if (view === null && latest) drawFrame(latest, clock.now(), true);
+  onControl();
 }
 
-const legend = h(
-  'ul',
-  { class: 'legend', attrs: { 'aria-label': 'Message states' } },
-  ...[
-    ['ready', 'ready: free to claim'],
-    ['leased', 'leased: a worker holds it'],
-    ['expired', 'lease ran out: the next claim takes it'],
-    ['parked', 'parked: nacked with a delay, blocks its group'],
-    ['dead', 'dead letter: gave up'],
-  ].map(([state, text]) => h('li', { class: `legend-${state}` }, icon(state!), ` ${text}`)),
-);
-
-document.body.replaceChildren(
-  h(
-    'header',
-    { class: 'top' },
-    h('div', { class: 'brand' }, h('h1', { text: 'leasehold' }), h('p', { text: 'Leases, parks and trace rings, live from the real library: an OPFS-backed SQLite queue in a worker, on a clock you control.' })),
-    time.el,
-    storage.el,
-  ),
-  lessons.el,
-  h(
-    'main',
-    { class: 'grid' },
-    panel('queue', 'Queue', 'groups in the order the next claims visit them', h('div', {}, legend, queue.el)),
-    h(
-      'div',
-      { class: 'side' },
-      panel('workers', 'Workers', 'this tab’s consumers', workers.el),
-      panel('executions', 'Executions', `trace rings of ${TRACE_MAX} slots`, executions.el),
-      panel('log', 'Log', 'what happened, and why', log.el),
-    ),
-    panel('publish', 'Publish', 'any group, any label', publish.el, false),
-    panel('dead', 'Dead letters', 'messages that failed too often', dead.el, false),
-  ),
-);
-
 async function switchStorage(choice: 'opfs' | 'memory'): Promise<void> {
+  scrub(null);
   save();
   settings.storage = choice;
   clock.set(settings.time[choice]);
@@ -107,7 +111,10 @@ async function switchStorage(choice: 'opfs' | 'memory'): Promise<void> {
 }
 
 async function pickLesson(id: number): Promise<void> {
+  scrub(null);
+  joined = false;
   lessons.show(id);
+  if (LESSONS.find((l) => l.id === id)?.storage === 'opfs' && settings.storage !== 'opfs') await switchStorage('opfs');
   await demo.startLesson(id);
   onControl();
   tabs.announce(true);
@@ -121,6 +128,15 @@ async function bulkLoad(): Promise<void> {
   demo.log.add({ at, kind: 'info', text: 'Published 200 groups × 10 messages' });
 }
 
+/** Draws one frame's queue, dead letters and rings; workers and countdowns follow each animation frame. */
+function drawFrame(frame: Frame, now: number, isLive: boolean): void {
+  queue.render(frame.snapshot);
+  queue.tick(now);
+  dead.render(frame.snapshot.deadLetters);
+  executions.render(frame.executions);
+  workers.render(isLive ? demo.workers : frame.workers, now, isLive);
+}
+
 // The loop: move the clock, fetch a snapshot when something may have changed, redraw.
 let fetching = false;
 let seenChanges = -1;
@@ -129,6 +145,8 @@ let lastFetch = 0;
 let fetchMs = 0;
 let lastSave = 0;
 let last = performance.now();
+let latest: Frame | undefined;
+let shown: Frame | undefined;
 async function fetchSnapshot(): Promise<void> {
   fetching = true;
   seenChanges = demo.changes;
@@ -138,10 +156,11 @@ async function fetchSnapshot(): Promise<void> {
     const snapshot = await db.transport.inspect();
     const views = new Map<string, ExecutionView>();
     for (const id of demo.executions) views.set(id, { execution: await db.store.load(id), trace: await db.store.readTrace(id) });
+    if (panels.get('sql')!.open) sql.render(await db.sqlTrace());
     demo.setSnapshot(snapshot);
-    queue.render(snapshot);
-    dead.render(snapshot.deadLetters);
-    executions.render(views);
+    latest = { at: snapshot.now, snapshot, workers: demo.workers.map(workerState), executions: views };
+    demo.history.add(latest);
+    if (view === null) drawFrame(latest, clock.now(), true);
   } catch {
     // The database closed under the fetch (storage switched): the next frame fetches again.
     seenChanges = -1;
@@ -154,6 +173,8 @@ async function fetchSnapshot(): Promise<void> {
 function frame(now: number): void {
   clock.tick(now - last);
   last = now;
+  // Playing is the present: pressing play while looking back comes back.
+  if (view !== null && !clock.paused) scrub(null);
   // Another tab's workers change the queue without a notice here: look again now and then.
   const stale = !clock.paused || demo.changes !== seenChanges || now - lastFetch > 500;
   // With a big backlog an inspect takes tens of milliseconds of the database's time: leave it
@@ -161,12 +182,20 @@ function frame(now: number): void {
   const due = now - lastFetch >= 2 * fetchMs;
   if (!fetching && stale && due && demo.db) void fetchSnapshot();
   time.render();
-  queue.tick(clock.now());
-  workers.render(demo.workers, clock.now());
+  if (view === null) {
+    queue.tick(clock.now());
+    workers.render(demo.workers, clock.now());
+  } else {
+    const past = demo.history.at(view);
+    if (past && past !== shown) drawFrame(past, view, false);
+    shown = past;
+  }
+  log.setView(view);
+  if (panels.get('timeline')!.open) timeline.render(clock.now(), view);
   const owner = demo.owner;
   storage.show(settings.storage, settings.storage === 'memory' ? 'In memory: this tab alone uses it.' : !owner ? 'opening…' : owner.isThisTab ? 'This tab owns the database file (it holds the Web Lock); other open tabs forward their calls to it.' : 'Another tab owns the database file; this tab forwards its calls there.');
   document.body.dataset.owner = owner ? String(owner.isThisTab) : '';
-  document.body.dataset.settled = String(demo.activity.pending === 0 && !fetching && demo.changes === seenChanges);
+  document.body.dataset.settled = String(demo.activity.pending === 0 && !fetching && demo.changes === seenChanges && !replaying);
   if (now - lastSave > 1000 && !clock.paused) {
     lastSave = now;
     save();
@@ -175,12 +204,30 @@ function frame(now: number): void {
   requestAnimationFrame(frame);
 }
 
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && view !== null) scrub(null);
+});
 clock.onChange(() => demo.changed());
 // Marked at once, not at the next frame: a test that clicks "step" and then waits for the page
 // to settle must never see the answer from before its click.
 demo.onChange(() => (document.body.dataset.settled = 'false'));
 addEventListener('pagehide', save);
 await demo.open(settings.storage);
-lessons.show(settings.lesson);
-document.body.dataset.ready = 'true';
 requestAnimationFrame(frame);
+const joining = scene?.join ? LESSONS.find((l) => l.id === scene.lesson) : undefined;
+if (joining) {
+  // Lesson 7's second tab: the queue is the first tab's; this tab only adds its own worker.
+  demo.workerPrefix = 'tab2-';
+  settings.lesson = joining.id;
+  lessons.show(joining.id, true);
+  joining.join?.({ addWorker: (s) => demo.addWorker(s) });
+} else if (scene && scene.lesson > 0) {
+  replaying = true;
+  await pickLesson(scene.lesson);
+  await playTo(clock, demo.activity, scene.time);
+  replaying = false;
+} else {
+  lessons.show(settings.lesson);
+}
+save();
+document.body.dataset.ready = 'true';

@@ -16,6 +16,8 @@ export interface DemoEvent {
   parkMs?: number;
   /** The worker fails it every time (nack with a retry delay) until it is dead-lettered. */
   poison?: boolean;
+  /** The worker fails it (like poison) while the demo clock is before this time: a service that is down. */
+  failUntil?: number;
 }
 
 /** How long a poison message is parked before its next try. */
@@ -170,7 +172,7 @@ export class DemoWorker {
         endings.set(lease.seq, { holder: this.id, expiresAt: clock.now() + event.parkMs, end: 'parked' });
         this.note = `parked ${tag(lease)}`;
         this.#log('park', `${this.id} nacked ${tag(lease)} with a ${seconds(event.parkMs)} delay: it is parked until ${seconds(clock.now() + event.parkMs)} and blocks ${lease.groupId}; other groups keep flowing`, lease);
-      } else if (event?.poison === true) {
+      } else if (event?.poison === true || (typeof event?.failUntil === 'number' && clock.now() < event.failUntil)) {
         await transport.nack(lease, RETRY_MS);
         endings.set(lease.seq, { holder: this.id, expiresAt: clock.now() + RETRY_MS, end: 'parked' });
         this.note = `failed ${tag(lease)}`;

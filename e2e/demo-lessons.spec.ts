@@ -1,5 +1,7 @@
 import { expect, test } from '@playwright/test';
-import { group, logEntries, message, now, openDemo, screenshots, startLesson, step } from './demo-support.js';
+import { consoleErrors, group, logEntries, message, now, openDemo, screenshots, startLesson, step } from './demo-support.js';
+
+test.afterEach(({ page }) => expect(consoleErrors(page)).toEqual([]));
 
 test.use({ viewport: { width: 1280, height: 900 } });
 
@@ -76,8 +78,6 @@ test('lesson 4: a park blocks its group while the others flow, then the message 
   await expect(group(page, 'pay-1')).toHaveAttribute('data-status', 'parked');
   await expect(logEntries(page, { kind: 'park', seq: chargeSeq! })).toContainText('parked until 5.0 s');
   await screenshots(page, 'lesson-4-parked');
-  // The README's picture: `UPDATE_DEMO_SCREENSHOT=1 npx playwright test e2e/demo-lessons.spec.ts -g "lesson 4"`.
-  if (process.env.UPDATE_DEMO_SCREENSHOT) await page.screenshot({ path: 'docs/demo.png' });
   await step(page, 1000, 4);
   // Every mail message was delivered while pay-1 waited; its receipt never moved.
   for (const mail of ['mail-1', 'mail-2', 'mail-3']) await expect(group(page, mail)).toHaveCount(0);
@@ -105,11 +105,25 @@ test('lesson 5: the stalled worker comes back late and its ack is refused (fenci
   await expect(refused).toContainText('LeaseLostError');
   await expect(refused).toContainText('w2 holds attempt 2');
   await expect(page.locator('[data-testid="worker"][data-worker="w1"]')).toContainText('ack refused: LeaseLostError');
+  // The timeline marks the refusal on invoice-1's lane at the moment it was made: w1 woke at
+  // 4.0 s, seen at the next step (4.1 s), which is also where the now line stands.
+  await expect(refused).toHaveAttribute('data-time', '4100');
+  const mark = page.locator('[data-testid="tl-refused"][data-group="invoice-1"]');
+  await expect(mark).toHaveAttribute('data-time', '4100');
+  await expect(mark).toHaveAttribute('data-attempt', '1');
+  const markX = (await mark.locator('line').last().boundingBox())!.x;
+  const nowX = (await page.locator('.tl-lanes [data-testid="tl-now"]').boundingBox())!.x;
+  expect(Math.abs(markX - nowX)).toBeLessThan(2);
+  // w1's bar ran out at 3.0 s unacked; w2's attempt 2 is held.
+  await expect(page.locator('[data-testid="tl-lease"][data-worker="w1"][data-attempt="1"]')).toHaveAttribute('data-state', 'expired');
+  await expect(page.locator('[data-testid="tl-lease"][data-worker="w2"][data-attempt="2"]')).toHaveAttribute('data-state', 'held');
   // The refused ack changed nothing: w2 still holds the message, and finishes it.
   await expect(chip).toHaveAttribute('data-holder', 'w2');
   await screenshots(page, 'lesson-5');
   await step(page, 1000);
   await expect(logEntries(page, { kind: 'ack', worker: 'w2' })).toHaveCount(1);
+  // The README's picture: `UPDATE_DEMO_SCREENSHOT=1 npx playwright test e2e/demo-lessons.spec.ts -g "lesson 5"`.
+  if (process.env.UPDATE_DEMO_SCREENSHOT) await page.screenshot({ path: 'docs/demo.png' });
   await expect(group(page, 'invoice-1')).toHaveCount(0);
 });
 

@@ -1,5 +1,7 @@
 import { expect, test } from '@playwright/test';
-import { dialogs, group, logEntries, openDemo, pause, settled, startLesson, step } from './demo-support.js';
+import { consoleErrors, dialogs, group, logEntries, openDemo, pause, settled, startLesson, step } from './demo-support.js';
+
+test.afterEach(({ page }) => expect(consoleErrors(page)).toEqual([]));
 
 async function openPublishPanel(page: import('@playwright/test').Page): Promise<void> {
   const panel = page.locator('[data-panel="publish"]');
@@ -90,6 +92,14 @@ test('200 groups and 2,000 messages render and keep animating', async ({ page })
   await expect(page.getByTestId('queue-summary')).toHaveText('200 groups, 2000 messages queued', { timeout: 30_000 });
   console.log(`2,000 publishes and their snapshot: ${Date.now() - started} ms`);
   await expect(page.getByTestId('group')).toHaveCount(200);
+  // The timeline has a lane for each group but draws only those in sight; scrolling draws others.
+  const timeline = page.getByTestId('timeline');
+  await expect(timeline).toHaveAttribute('data-lanes', '200');
+  expect(Number(await timeline.getAttribute('data-drawn'))).toBeLessThan(20);
+  await expect(page.locator('[data-testid="tl-lane"]')).toHaveCount(Number(await timeline.getAttribute('data-drawn')));
+  await page.locator('.tl-scroll').evaluate((el) => el.scrollTo(0, el.scrollHeight));
+  await expect(timeline).toHaveAttribute('data-first', /^1[89]\d$/);
+  await expect(page.locator('[data-testid="tl-lane"]').last()).toHaveAttribute('data-lane', /^bulk-/);
   for (let i = 0; i < 3; i++) await page.getByTestId('add-worker').click();
   await page.getByTestId('speed-4').click();
   await page.getByTestId('play').click();

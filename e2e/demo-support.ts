@@ -4,12 +4,29 @@ import { expect, type Locator, type Page } from '@playwright/test';
 /** Dialogs the page opened (none should: user text is never run as HTML). */
 export const dialogs: string[] = [];
 
-export async function openDemo(page: Page): Promise<void> {
+const errors = new WeakMap<Page, string[]>();
+
+/** Console errors and uncaught exceptions of `page` since it was watched. */
+export function consoleErrors(page: Page): string[] {
+  return errors.get(page) ?? [];
+}
+
+/** Records `page`'s console errors and uncaught exceptions (the demo must have none). */
+export function watchErrors(page: Page): void {
+  if (errors.has(page)) return;
+  const list: string[] = [];
+  errors.set(page, list);
+  page.on('console', (message) => message.type() === 'error' && list.push(message.text()));
+  page.on('pageerror', (error) => list.push(String(error)));
+}
+
+export async function openDemo(page: Page, path = '/'): Promise<void> {
+  watchErrors(page);
   page.on('dialog', (dialog) => {
     dialogs.push(dialog.message());
     void dialog.dismiss();
   });
-  await page.goto('/');
+  await page.goto(path);
   await expect(page.locator('body')).toHaveAttribute('data-ready', 'true');
 }
 
@@ -62,9 +79,18 @@ export function logEntries(page: Page, filter: Record<string, string>): Locator 
 
 /** Screenshots of the page at desktop and phone width, under test-results/demo/. */
 export async function screenshots(page: Page, name: string): Promise<void> {
+  // Off-screen group rows skip painting (content-visibility), which a full-page picture must not.
+  await page.addStyleTag({ content: '.group { content-visibility: visible !important; }' });
+  for (const [width, height, device] of [[1280, 900, 'desktop'], [390, 844, 'phone']] as const) {
+    await page.setViewportSize({ width, height });
+    await redrawn(page);
+    await page.screenshot({ path: `test-results/demo/${name}-${device}.png`, fullPage: true });
+  }
   await page.setViewportSize({ width: 1280, height: 900 });
-  await page.screenshot({ path: `test-results/demo/${name}-desktop.png`, fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: `test-results/demo/${name}-phone.png`, fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 900 });
+  await redrawn(page);
+}
+
+/** Two animation frames: the page has seen its new size and drawn with it. */
+async function redrawn(page: Page): Promise<void> {
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
 }

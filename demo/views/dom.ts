@@ -49,6 +49,7 @@ const SHAPES: Record<string, string> = {
   leased: 'M4 7.5h8v6H4Z M5.5 7.5V5.5a2.5 2.5 0 0 1 5 0v2',
   expired: 'M8 2.5v5.5l3 2 M3.2 5.5A5.5 5.5 0 1 0 6 2.8',
   parked: 'M5.5 3.5v9 M10.5 3.5v9',
+  delayed: 'M4 2.5h8 M4 13.5h8 M5 2.5c0 3 3 4 3 5.5S5 10.5 5 13.5 M11 2.5c0 3-3 4-3 5.5s3 2.5 3 5.5',
   dead: 'M4 4l8 8 M12 4l-8 8',
   idle: 'M3 8h10',
   working: 'M5 3.5l7 4.5-7 4.5Z',

@@ -101,9 +101,10 @@ export class QueueView {
     setText(row.priority, `P${group.priority}`);
     setAttr(row.priority, 'title', `priority ${group.priority}: workers with a floor above ${group.priority} skip this group`);
     const head = group.messages[0];
-    const status = head?.state === 'parked' ? 'blocked: parked' : group.inFlight ? 'blocked: in flight' : isNext ? 'next to claim' : 'waiting its turn';
+    const waiting = head?.state === 'parked' || head?.state === 'delayed' ? head.state : null;
+    const status = waiting ? `blocked: ${waiting}` : group.inFlight ? 'blocked: in flight' : isNext ? 'next to claim' : 'waiting its turn';
     setText(row.status, status);
-    setAttr(row.el, 'data-status', head?.state === 'parked' ? 'parked' : group.inFlight ? 'in-flight' : isNext ? 'next' : 'waiting');
+    setAttr(row.el, 'data-status', waiting ?? (group.inFlight ? 'in-flight' : isNext ? 'next' : 'waiting'));
 
     const shown = group.messages.slice(0, CHIPS_PER_GROUP);
     const keep = new Set(shown.map((m) => m.seq));
@@ -160,6 +161,8 @@ function detail(m: MessageSnapshot, now: number): string {
       return `${m.holder} · ${seconds(left)} left`;
     case 'parked':
       return `frees in ${seconds(left)}`;
+    case 'delayed':
+      return `due in ${seconds(left)}`;
     case 'expired':
       return `${m.holder}'s lease ran out`;
     default:

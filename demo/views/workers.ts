@@ -3,10 +3,13 @@
  * that make the lessons happen (pause, stall, come back late, crash), plus a form to add one.
  */
 import { seconds } from '../clock.ts';
-import type { DemoWorker, WorkerKind } from '../workers.ts';
+import type { WorkerState } from '../history.ts';
+import type { WorkerKind, WorkerSettings } from '../workers.ts';
 import { h, icon, setAttr, setIcon, setText } from './dom.ts';
 
 const STATUS_LABEL = { idle: 'idle: looking for work', working: 'working', paused: 'paused', stalled: 'stalled (frozen)', crashed: 'crashed' } as const;
+
+export type WorkerAction = 'pause' | 'stall' | 'late' | 'crash';
 
 export interface NewWorker {
   kind: WorkerKind;
@@ -30,9 +33,13 @@ interface Card {
 export class WorkersView {
   readonly el: HTMLElement;
   readonly #list = h('ul', { class: 'workers', attrs: { 'data-testid': 'workers' } });
-  readonly #cards = new Map<DemoWorker, Card>();
+  /** Keyed by the settings object: one per worker, kept by past frames too (ids repeat across lessons). */
+  readonly #cards = new Map<WorkerSettings, Card>();
+  readonly #form: HTMLFormElement;
+  readonly #onAction: (id: string, action: WorkerAction) => void;
 
-  constructor(onAdd: (worker: NewWorker) => void) {
+  constructor(onAdd: (worker: NewWorker) => void, onAction: (id: string, action: WorkerAction) => void) {
+    this.#onAction = onAction;
     const select = (name: string, label: string, options: [string, string][], value: string) => {
       const el = h('select', { attrs: { name, 'data-testid': `new-worker-${name}` } }, ...options.map(([v, text]) => h('option', { text, attrs: { value: v } })));
       el.value = value;
@@ -52,36 +59,41 @@ export class WorkersView {
       const data = new FormData(form);
       onAdd({ kind: data.get('kind') as WorkerKind, visibilityMs: Number(data.get('visibility')), minPriority: Number(data.get('floor')), workMs: Number(data.get('work')) });
     });
+    this.#form = form;
     this.el = h('div', {}, this.#list, form);
   }
 
-  render(workers: readonly DemoWorker[], now: number): void {
-    for (const [worker, card] of this.#cards) {
-      if (!workers.includes(worker)) {
+  /** Draws `workers` as they are (`live`), or as they were at a past moment (controls off). */
+  render(workers: readonly WorkerState[], now: number, live = true): void {
+    const keep = new Set(workers.map((w) => w.settings));
+    for (const [settings, card] of this.#cards) {
+      if (!keep.has(settings)) {
         card.el.remove();
-        this.#cards.delete(worker);
+        this.#cards.delete(settings);
       }
     }
-    for (const worker of workers) {
-      let card = this.#cards.get(worker);
+    workers.forEach((worker, i) => {
+      let card = this.#cards.get(worker.settings);
       if (!card) {
         card = this.#card(worker);
-        this.#cards.set(worker, card);
-        this.#list.append(card.el);
+        this.#cards.set(worker.settings, card);
       }
-      this.#update(card, worker, now);
-    }
+      if (this.#list.children[i] !== card.el) this.#list.insertBefore(card.el, this.#list.children[i] ?? null);
+      this.#update(card, worker, now, live);
+    });
+    for (const control of this.#form.elements) (control as HTMLButtonElement).disabled = !live;
   }
 
-  #card(worker: DemoWorker): Card {
+  #card(worker: WorkerState): Card {
     const { id, kind, visibilityMs, minPriority, workMs } = worker.settings;
+    const act = (action: WorkerAction) => () => this.#onAction(id, action);
     const button = (text: string, testid: string, action: () => void) => h('button', { text, attrs: { type: 'button', 'data-testid': testid, 'aria-label': `${text}: ${id}` }, on: { click: action } });
     const status = h('span', { class: 'worker-status' });
     const i = icon('idle');
-    const pause = button('Pause', 'pause-worker', () => worker.pause(!worker.paused));
-    const stall = button('Stall', 'stall-worker', () => worker.stall());
-    const late = button('Come back late', 'come-back', () => worker.comeBack());
-    const crash = button('Crash', 'crash-worker', () => worker.crash());
+    const pause = button('Pause', 'pause-worker', act('pause'));
+    const stall = button('Stall', 'stall-worker', act('stall'));
+    const late = button('Come back late', 'come-back', act('late'));
+    const crash = button('Crash', 'crash-worker', act('crash'));
     const holds = h('p', { class: 'holds' });
     const note = h('p', { class: 'note' });
     const el = h(
@@ -96,7 +108,7 @@ export class WorkersView {
     return { el, icon: i, status, holds, note, pause, stall, late, crash };
   }
 
-  #update(card: Card, worker: DemoWorker, now: number): void {
+  #update(card: Card, worker: WorkerState, now: number, live: boolean): void {
     const status = worker.status;
     setAttr(card.el, 'data-status', status);
     setIcon(card.icon, status);
@@ -107,12 +119,12 @@ export class WorkersView {
       : 'holds nothing';
     setText(card.holds, holds);
     setText(card.note, worker.note);
-    const gone = status === 'crashed';
+    const gone = status === 'crashed' || !live;
     setText(card.pause, worker.paused ? 'Resume' : 'Pause');
     setAttr(card.pause, 'aria-label', `${worker.paused ? 'Resume' : 'Pause'}: ${worker.id}`);
     card.pause.disabled = gone || status === 'stalled';
     card.stall.disabled = gone || status === 'stalled';
-    card.late.disabled = status !== 'stalled';
+    card.late.disabled = status !== 'stalled' || !live;
     card.crash.disabled = gone;
   }
 }

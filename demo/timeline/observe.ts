@@ -1,0 +1,68 @@
+/**
+ * The transport as this tab's workers use it, with every lease call told to the timeline: a
+ * claim starts a bar (at the lease's own start, `expiresAt − visibilityMs`), an ack, nack or park
+ * ends it, and a `LeaseLostError` is a refused mark at the moment the late call was made. The
+ * calls themselves pass through unchanged, results and errors included.
+ */
+import { type ChangeNotifier, type Lease, LeaseLostError, type Transport } from 'leasehold';
+import type { TimelineModel } from './model.ts';
+
+export function observe(transport: Transport & ChangeNotifier, model: TimelineModel, now: () => number): Transport & ChangeNotifier {
+  const claimed = <L extends Lease | null>(visibilityMs: number) => (lease: L): L => {
+    if (lease) model.claimed(lease, visibilityMs);
+    return lease;
+  };
+  /** Runs a call that may be refused for `lease`; a refusal is marked, then rethrown. */
+  const fenced = async <T>(lease: Lease, what: 'ack' | 'nack', at: number, call: Promise<T>): Promise<T> => {
+    try {
+      return await call;
+    } catch (error) {
+      if (error instanceof LeaseLostError) model.refused(lease, at, what);
+      throw error;
+    }
+  };
+  return {
+    ...transport,
+    publish: async (groupId, event, options) => {
+      const at = now();
+      const seq = await transport.publish(groupId, event, options);
+      const delayMs = options?.delayMs ?? 0;
+      if (delayMs > 0) model.waited('delay', groupId, seq, at, at + delayMs);
+      return seq;
+    },
+    claim: (workerId, visibilityMs, options) => transport.claim(workerId, visibilityMs, options).then(claimed(visibilityMs)),
+    claimMany: async (workerId, visibilityMs, options) => {
+      const leases = await transport.claimMany(workerId, visibilityMs, options);
+      for (const lease of leases) model.claimed(lease, visibilityMs);
+      return leases;
+    },
+    ack: async (lease) => {
+      const at = now();
+      await fenced(lease, 'ack', at, transport.ack(lease));
+      model.ended(lease, at, 'acked');
+    },
+    ackMany: async (leases) => {
+      const at = now();
+      const result = await transport.ackMany(leases);
+      for (const lease of result.acked) model.ended(lease, at, 'acked');
+      for (const lease of result.lost) model.refused(lease, at, 'ack');
+      return result;
+    },
+    ackAndClaim: async (lease, workerId, visibilityMs, options) => {
+      const at = now();
+      const next = await fenced(lease, 'ack', at, transport.ackAndClaim(lease, workerId, visibilityMs, options));
+      model.ended(lease, at, 'acked');
+      return claimed(visibilityMs)(next);
+    },
+    nack: async (lease, delayMs = 0) => {
+      const at = now();
+      await fenced(lease, 'nack', at, transport.nack(lease, delayMs));
+      model.ended(lease, at, delayMs > 0 ? 'parked' : 'released', delayMs);
+    },
+    extend: async (lease, visibilityMs) => {
+      const renewed = await transport.extend(lease, visibilityMs);
+      model.extended(renewed);
+      return renewed;
+    },
+  };
+}
