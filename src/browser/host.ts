@@ -12,7 +12,7 @@ import { StorageError } from '../errors.js';
 import { HostCore } from './core.js';
 import { explainStorageFailure, openHostDatabase, type OpenedDatabase } from './opfs.js';
 import type { HostOptions, HostToHost, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
-import { SqlTracer } from './trace.js';
+import type { SqlTracer } from './trace.js';
 import { type AnswerMessage, type CallMessage, errorToWire } from './wire.js';
 
 /** How long a page's open waits for an owner to answer before it reports the database stuck. */
@@ -95,7 +95,8 @@ export function startHost(scope: Scope): void {
   const becomeOwner = async () => {
     try {
       opened = await openHostDatabase(options!);
-      tracer = options!.traceSql ? new SqlTracer() : undefined;
+      // Loaded only when asked for: an app that never traces ships none of it (a chunk of its own).
+      tracer = options!.traceSql ? new (await import('./trace.js')).SqlTracer() : undefined;
       core = new HostCore(opened.db, {
         trace: tracer,
         maxAttempts: options!.maxAttempts,
