@@ -66,7 +66,7 @@ test('the SQL panel shows the claim’s UPDATE with its parameters and the lh_gr
   const claim = page.getByTestId('sql-claim');
   await expect(claim).toHaveAttribute('data-method', 'claim');
   const update = claim.getByTestId('sql-statement').filter({ hasText: 'UPDATE lh_groups SET holder' });
-  await expect(update).toContainText("?2 = 'w1'");
+  await expect(update).toContainText("#1 = 'w1'");
   await expect(update).toContainText('"group_id":"busy"');
   const row = claim.locator('[data-testid="sql-row"][data-group="busy"]');
   await expect(row).toHaveAttribute('data-changed', 'true');

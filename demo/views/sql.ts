@@ -16,13 +16,13 @@ const COLUMNS: (keyof SqlGroupRow)[] = ['group_id', 'priority', 'claim_order', '
 const WHY: [string, string][] = [
   ['SAVEPOINT', 'This call’s savepoint: the owner runs the calls that queued up together in one BEGIN IMMEDIATE … COMMIT (group commit), each under its own savepoint, so one failing call undoes only itself.'],
   ['SELECT result FROM lh_calls', 'The call came from another tab: was it applied already (a retry after the owner changed)?'],
-  ['UPDATE lh_groups SET holder = ?2', 'The claim in one statement: walk lh_groups in claim order (index lh_groups_by_claim_order), take the first group at or above the floor (?4) whose head is free or whose lock ran out before now (?5), lease its head to ?2 until ?3, count the delivery, and send the group to the back of the line.'],
+  ['UPDATE lh_groups SET holder = ?, locked_until', 'The claim in one statement: walk lh_groups in claim order (index lh_groups_by_claim_order), take the first group at or above the floor whose head is free or whose lock ran out before now, lease its head to the worker until the lease’s end, count the delivery, and send the group to the back of the line (the queue’s claim counter + 1). Parameters: worker, lease end, the queue’s id (3×), floor, now, maxAttempts.'],
   ['SELECT seq, event FROM lh_messages', 'Read the leased group’s head: its first message by seq.'],
   ['SELECT group_id, priority FROM lh_groups', 'Nothing was leased: is there a group whose head used up its attempts?'],
   ['INSERT INTO lh_dead_letters', 'That head had maxAttempts deliveries: copy it to the dead letters…'],
-  ['DELETE FROM lh_messages WHERE queue = ? AND', '…and remove it from its group; the claim then walks on.'],
-  ['DELETE FROM lh_messages WHERE queue = ?1', 'The ack: delete the head only while this lease still holds it (same holder ?4, same attempt ?5). 0 rows: the lease was lost — fencing. A trigger frees the group for its next message, or drops the group once empty.'],
-  ['UPDATE lh_groups SET holder = NULL', 'The nack: give the head back (or park it until ?6) only while this lease still holds it.'],
+  ['DELETE FROM lh_messages WHERE queue_id = ? AND group_id = ? AND seq = ? AND', 'The ack: delete the head only while this lease still holds it (same holder, same attempt, still the group’s first message). 0 rows: the lease was lost — fencing. A trigger then frees the group for its next message, or drops the group once empty.'],
+  ['DELETE FROM lh_messages', '…and remove it from its group; the claim then walks on.'],
+  ['UPDATE lh_groups SET holder = NULL', 'The nack: give the head back (or park it until the first parameter) only while this lease still holds it.'],
   ['INSERT INTO lh_calls', 'Remember the answer in the same transaction, so a retry is answered, not applied twice.'],
 ];
 
@@ -68,8 +68,8 @@ export class SqlView {
 
 function statement(s: SqlTraceStatement): HTMLLIElement {
   const why = WHY.find(([start]) => s.sql.startsWith(start))?.[1];
-  const numbered = /\?\d/.test(s.sql);
-  const params = s.params.map((value, i) => `${numbered ? `?${i + 1}` : '?'} = ${literal(value)}`).join(', ');
+  // Parameters in the order the ?s stand in the statement.
+  const params = s.params.map((value, i) => `#${i + 1} = ${literal(value)}`).join(', ');
   const result = s.changes !== undefined ? `${s.changes} row${s.changes === 1 ? '' : 's'} changed` : s.row !== undefined ? (s.row ? `→ ${JSON.stringify(s.row)}` : '→ no row') : s.rows !== undefined ? `→ ${s.rows} rows` : '';
   return h(
     'li',

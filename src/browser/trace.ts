@@ -23,7 +23,7 @@ export interface SqlTraceStatement {
   rows?: number;
 }
 
-/** A row of `lh_groups` (the queue column left out). */
+/** A row of `lh_groups` (the queue's id left out). */
 export interface SqlGroupRow {
   group_id: string;
   priority: number;
@@ -144,7 +144,8 @@ export class SqlTracer {
   #readGroups(queue: string): SqlGroupRow[] {
     // Prepared on the unwrapped connection, so the tracer's own reads are never recorded.
     this.#groups ??= this.#raw!.prepare(
-      'SELECT group_id, priority, claim_order, first_seq, head_attempt, holder, locked_until FROM lh_groups WHERE queue = ? ORDER BY claim_order, first_seq',
+      'SELECT group_id, priority, claim_order, first_seq, head_attempt, holder, locked_until FROM lh_groups ' +
+        'WHERE queue_id = (SELECT queue_id FROM lh_counters WHERE name = ?) ORDER BY claim_order, first_seq',
     );
     return this.#groups.all<SqlGroupRow>(queue);
   }
