@@ -66,6 +66,7 @@ describe('storage faults', () => {
       [{ name: 'ok', clock: 5 }, TypeError],
       [{ name: 'ok', maxAttempts: 0 }, RangeError],
       [{ name: 'ok', traceMax: -1 }, RangeError],
+      [{ name: 'ok', traceSql: 'yes' }, TypeError],
     ];
     for (const [options, error] of cases) {
       await expect(openBrowserDatabase(options as never), JSON.stringify(options)).rejects.toThrow(error);
