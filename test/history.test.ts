@@ -37,6 +37,14 @@ describe('queue history checker', () => {
     expect(checkHistory([pub(1), claim(1, 1, 1, 10), claim(1, 2, 11, 20)], [1]).overlapping).toEqual([]);
   });
 
+  it('reports one lease handed to two workers, and judges leases by history order, not by the times of acks', () => {
+    const twice = checkHistory([pub(1), claim(1, 1, 1, 10, 'g', 'a'), claim(1, 1, 2, 11, 'g', 'b')], [1]);
+    expect(twice.overlapping).toHaveLength(1);
+    // Commit order from concurrent clients: the ack committed before the next claim, though the
+    // claim read its clock earlier. The lease had ended; the history is clean.
+    expect(isClean(checkHistory([pub(1), pub(2), claim(1, 1, 5, 10), ack(1, 1, 9), claim(2, 1, 8, 13)], [2]))).toBe(true);
+  });
+
   it('reports a claim that jumps ahead of an older message of its group', () => {
     expect(checkHistory([pub(1), pub(2), claim(2, 1, 1, 10)], [1, 2]).fifoBreaks).toHaveLength(1);
     expect(checkHistory([pub(1, 'a'), pub(2, 'b'), claim(2, 1, 1, 10, 'b')], [1, 2]).fifoBreaks).toEqual([]);

@@ -47,10 +47,11 @@ const setups: [string, Setup][] = [
       },
     };
   }],
-  // The history records each call when it completes: calls truly in flight together on several
+  // runContention records each call when it completes: calls truly in flight together on several
   // connections complete in an order unrelated to their commits, which the checker would read as
-  // violations. So the calls go through one issue-order gate (as SQLite's write lock orders the
-  // better-sqlite3 connections above); truly concurrent claimers need a commit-ordered history.
+  // violations. So here the calls go through one issue-order gate (as SQLite's write lock orders
+  // the better-sqlite3 connections above); test/postgres-contention.test.ts runs truly concurrent
+  // processes against a history the server records in commit order.
   ['PostgresTransport on the PostgreSQL server, 4 workers on 4 connections', async (clock) => {
     const pools = Array.from({ length: WORKERS }, () => newServerPool(1));
     const gate = inIssueOrderGate();

@@ -14,9 +14,12 @@ export interface RunningChild {
   ended: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
 }
 
-/** Starts `script` (a .ts file) with `args`; `onLine` gets every stdout line, in order. */
-export function runChild(script: string, args: string[], onLine: (line: string) => void): RunningChild {
-  const proc = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts `script` (a .ts file) with `args`; `onLine` gets every stdout line, in order. With
+ * `stdin`, the child's stdin is a pipe the caller may write to and end (`proc.stdin`).
+ */
+export function runChild(script: string, args: string[], onLine: (line: string) => void, { stdin = false } = {}): RunningChild {
+  const proc = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   let stderr = '';
   proc.stderr!.on('data', (chunk) => (stderr += chunk));
   const lines = createInterface({ input: proc.stdout! });

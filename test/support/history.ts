@@ -31,18 +31,22 @@ export function isClean(v: Verdict): boolean {
 }
 
 interface LeaseSpan {
+  groupId: string;
   seq: number;
   attempt: number;
+  worker: string;
   from: number;
   /** Held through this instant (inclusive): a lease is in flight while expiresAt >= now. */
   until: number;
-  /** Ended by ack/nack at this instant (exclusive), if it was. */
-  endedAt?: number;
 }
 
 /**
- * Checks `history` (in the order things happened) against `remaining`, the seqs still queued
- * (ready, leased or parked) at the end.
+ * Checks `history` against `remaining`, the seqs still queued (ready, leased or parked) at the
+ * end. `history` must be in an order consistent with the commits of each group: the order one
+ * caller made its calls in, or, for truly concurrent clients, an order taken on the server
+ * under the group's row lock (see pg-history.ts). Only the order within a group matters, and
+ * times are only compared with lease expiries: a lease ends when an accepted ack or nack of it
+ * comes earlier in the history, or when its expiry is earlier than a later claim's time.
  */
 export function checkHistory(history: HistoryEntry[], remaining: Iterable<number>): Verdict {
   const verdict: Verdict = { lost: [], unexpected: [], duplicated: [], overlapping: [], fifoBreaks: [], staleAccepted: [] };
@@ -51,30 +55,47 @@ export function checkHistory(history: HistoryEntry[], remaining: Iterable<number
   const dead = new Set<number>();
   const lastAttempt = new Map<number, number>();
   const done = new Set<number>(); // acked or dead: no longer queued
-  const spans = new Map<string, LeaseSpan[]>(); // groupId → leases
+  const live = new Map<string, LeaseSpan[]>(); // groupId → leases not ended by an ack or nack
   const spanOf = new Map<string, LeaseSpan>(); // `${seq}#${attempt}`
+  // Per group, its seqs in publish order and how many at the front are done: the FIFO head.
+  const pending = new Map<string, { seqs: number[]; head: number }>();
+
+  const end = (seq: number, attempt: number) => {
+    const span = spanOf.get(`${seq}#${attempt}`);
+    const spans = span && live.get(span.groupId);
+    if (!spans) return;
+    const i = spans.indexOf(span!);
+    if (i >= 0) spans.splice(i, 1);
+    if (spans.length === 0) live.delete(span!.groupId);
+  };
 
   for (const e of history) {
     switch (e.op) {
-      case 'publish':
+      case 'publish': {
         published.set(e.seq, { groupId: e.groupId, t: e.t });
+        const queue = pending.get(e.groupId) ?? { seqs: [], head: 0 };
+        queue.seqs.push(e.seq);
+        pending.set(e.groupId, queue);
         break;
+      }
       case 'claim': {
         if (!published.has(e.seq)) verdict.unexpected.push(e.seq);
         lastAttempt.set(e.seq, e.attempt);
-        const group = spans.get(e.groupId) ?? [];
+        const group = live.get(e.groupId) ?? [];
         for (const other of group) {
-          const end = other.endedAt ?? other.until + 1;
-          if (other.seq !== e.seq || other.attempt !== e.attempt) {
-            if (e.t >= other.from && e.t < end) verdict.overlapping.push(`${e.groupId}: ${e.seq}#${e.attempt} claimed at ${e.t} while ${other.seq}#${other.attempt} was held`);
-          }
+          const same = other.seq === e.seq && other.attempt === e.attempt;
+          if (same) verdict.overlapping.push(`${e.groupId}: ${e.seq}#${e.attempt} claimed by ${e.worker} at ${e.t} and already by ${other.worker}`);
+          else if (e.t <= other.until) verdict.overlapping.push(`${e.groupId}: ${e.seq}#${e.attempt} claimed at ${e.t} while ${other.seq}#${other.attempt} was held until ${other.until}`);
         }
-        for (const [seq, p] of published) {
-          if (p.groupId === e.groupId && seq < e.seq && !done.has(seq)) verdict.fifoBreaks.push(`${e.groupId}: ${e.seq} claimed at ${e.t} before older ${seq}`);
+        const queue = pending.get(e.groupId);
+        if (queue) {
+          while (queue.head < queue.seqs.length && done.has(queue.seqs[queue.head]!)) queue.head++;
+          const head = queue.seqs[queue.head];
+          if (head !== undefined && head < e.seq) verdict.fifoBreaks.push(`${e.groupId}: ${e.seq} claimed at ${e.t} before older ${head}`);
         }
-        const span: LeaseSpan = { seq: e.seq, attempt: e.attempt, from: e.t, until: e.expiresAt };
+        const span: LeaseSpan = { groupId: e.groupId, seq: e.seq, attempt: e.attempt, worker: e.worker, from: e.t, until: e.expiresAt };
         group.push(span);
-        spans.set(e.groupId, group);
+        live.set(e.groupId, group);
         spanOf.set(`${e.seq}#${e.attempt}`, span);
         break;
       }
@@ -84,11 +105,11 @@ export function checkHistory(history: HistoryEntry[], remaining: Iterable<number
         if (!e.ok) break;
         if (!published.has(e.seq)) verdict.unexpected.push(e.seq);
         if ((lastAttempt.get(e.seq) ?? 0) !== e.attempt) verdict.staleAccepted.push(`${e.op} of ${e.seq}#${e.attempt} accepted after attempt ${lastAttempt.get(e.seq)}`);
-        const span = spanOf.get(`${e.seq}#${e.attempt}`);
         if (e.op === 'extend') {
+          const span = spanOf.get(`${e.seq}#${e.attempt}`);
           if (span && e.expiresAt !== undefined) span.until = e.expiresAt;
-        } else if (span) {
-          span.endedAt = e.t;
+        } else {
+          end(e.seq, e.attempt);
         }
         if (e.op === 'ack') {
           acks.set(e.seq, (acks.get(e.seq) ?? 0) + 1);
