@@ -33,8 +33,8 @@ export interface PgContentionOptions {
   seed: number;
   /** SIGKILL a consumer process (and start a replacement) when this many acks were reported. */
   killAtAcks?: number[];
-  /** Restart the server (`pg_ctl restart -m immediate`) when this many acks were reported. */
-  restartAtAcks?: number;
+  /** Restart the server (`restart`, e.g. `pg_ctl restart -m immediate`) when this many acks were reported. */
+  restartAtAcks?: number[];
   restart?: () => void;
 }
 
@@ -50,7 +50,8 @@ export interface PgContentionResult {
   publishFailures: number;
   acksReported: number;
   kills: number;
-  /** Acks reported after the server restart (it carried on). */
+  /** Server restarts done, and acks reported after the last one (the run carried on). */
+  restarts: number;
   acksAfterRestart: number;
   /** Wall time of the run. */
   ms: number;
@@ -71,13 +72,14 @@ export async function runPgContention(o: PgContentionOptions): Promise<PgContent
   const childFailures: string[] = [];
   let acks = 0;
   let acksAfterRestart = 0;
-  let restarted = false;
+  let restarts = 0;
   let publishing = true;
   let kills = 0;
   let generation = 0;
   const live = new Set<RunningChild>();
   const all: Promise<unknown>[] = [];
   const kill = [...(o.killAtAcks ?? [])].sort((a, b) => a - b);
+  const restart = [...(o.restartAtAcks ?? [])].sort((a, b) => a - b);
 
   const spawnConsumer = (slot: number) => {
     const name = `p${slot}.${generation++}`;
@@ -110,7 +112,7 @@ export async function runPgContention(o: PgContentionOptions): Promise<PgContent
   const onAck = (lease: string) => {
     told.acked.push(lease);
     acks++;
-    if (restarted) acksAfterRestart++;
+    if (restarts > 0) acksAfterRestart++;
     while (kill.length > 0 && acks >= kill[0]!) {
       kill.shift();
       const victims = [...live];
@@ -120,8 +122,10 @@ export async function runPgContention(o: PgContentionOptions): Promise<PgContent
       victim.proc.kill('SIGKILL');
       slots.set(spawnConsumer(slots.get(victim)!).child, slots.get(victim)!);
     }
-    if (o.restartAtAcks !== undefined && !restarted && acks >= o.restartAtAcks) {
-      restarted = true;
+    if (restart.length > 0 && acks >= restart[0]!) {
+      restart.shift();
+      restarts++;
+      acksAfterRestart = 0;
       o.restart!();
     }
   };
@@ -158,7 +162,7 @@ export async function runPgContention(o: PgContentionOptions): Promise<PgContent
       ...told.published.filter((seq) => !publishedInLog.has(seq)).map((seq) => `publish ${seq}`),
       ...told.acked.filter((lease) => !ackedInLog.has(lease)).map((lease) => `ack ${lease}`),
     ];
-    return { history, remaining, verdict, toldButMissing, storageErrors, childFailures, publishFailures, acksReported: acks, kills, acksAfterRestart, ms: Date.now() - started };
+    return { history, remaining, verdict, toldButMissing, storageErrors, childFailures, publishFailures, acksReported: acks, kills, restarts, acksAfterRestart, ms: Date.now() - started };
   } finally {
     for (const child of live) child.proc.kill('SIGKILL');
     await Promise.all(all);
