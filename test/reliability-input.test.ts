@@ -18,6 +18,11 @@ import { SqliteTransport } from '../src/transport/sqlite.js';
 import { dumpStore } from './conformance/store-harness.js';
 import { scratchDir } from './support/backends.js';
 import { join } from 'node:path';
+import type { PgDatabase } from '../src/postgres/driver.js';
+import { PG_MAX_ID_BYTES } from '../src/postgres/ids.js';
+import { PostgresStore } from '../src/postgres/store.js';
+import { PostgresTransport } from '../src/postgres/transport.js';
+import { pgliteDatabase, releaseSchema, serverDatabase, takeSchema } from './support/postgres.js';
 
 type Expect = typeof TypeError | typeof RangeError | typeof LeaseLostError | typeof ClosedError;
 interface World {
@@ -26,6 +31,8 @@ interface World {
   other: Transport<any>;
   lease: Lease;
   json: boolean;
+  /** The longest indexed id the backend takes, in UTF-8 bytes (PostgreSQL), else none. */
+  maxIdBytes?: number;
 }
 
 const MEGABYTE = 'x'.repeat(1 << 20);
@@ -71,7 +78,19 @@ const catalogue: [string, (w: World) => Promise<unknown>, Expect | null, ((resul
 
 /** Documented, safe results: accepted, stored as given, and harmless. */
 const safe: [string, (w: World) => Promise<void>][] = [
-  ['a 1 MB group id is stored and delivered like any other', async (w) => {
+  ['a 1 MB group id is stored and delivered like any other (PostgreSQL: refused, one at its limit delivered)', async (w) => {
+    if (w.maxIdBytes !== undefined) {
+      const before = await w.transport.inspect();
+      await expect(w.transport.publish(MEGABYTE, { big: true })).rejects.toThrow(/groupId must be at most 1024 bytes/);
+      expect(await w.transport.inspect()).toEqual(before);
+      // At the limit (multi-byte characters count as their UTF-8 bytes): taken and delivered.
+      const atLimit = 'é'.repeat(w.maxIdBytes / 2);
+      await w.transport.publish(atLimit, { big: true });
+      await w.transport.nack(w.lease);
+      const leases = [await w.transport.claim('w2', 10), await w.transport.claim('w3', 10)];
+      expect(leases.map((l) => l?.groupId)).toContain(atLimit);
+      return;
+    }
     await w.transport.publish(MEGABYTE, { big: true });
     await w.transport.nack(w.lease); // let the big group's turn come
     const leases = [await w.transport.claim('w2', 10), await w.transport.claim('w3', 10)];
@@ -98,7 +117,37 @@ const safe: [string, (w: World) => Promise<void>][] = [
   }],
 ];
 
-type Backend = [string, boolean, () => Promise<{ transport: Transport<any>; store: ExecutionStore; other: Transport<any>; close(): void }>];
+/** PostgreSQL only: ids it indexes are limited (PG_MAX_ID_BYTES); longer ones are refused before anything is written. */
+const TOO_LONG = 'é'.repeat(513); // 1026 bytes of UTF-8 in 513 characters
+const indexedIds: [string, (w: World) => Promise<unknown>, RegExp][] = [
+  ['publish: a group id over 1024 bytes', (w) => w.transport.publish(TOO_LONG, 1), /groupId must be at most 1024 bytes/],
+  ['publish: a key over 1024 bytes', (w) => w.transport.publish('g', 1, { key: TOO_LONG }), /options\.key must be at most 1024 bytes/],
+  ['publishMany: a group id over 1024 bytes in the second item', (w) => w.transport.publishMany([{ groupId: 'g', event: 1 }, { groupId: TOO_LONG, event: 2 }]), /items\[1\]\.groupId must be/],
+  ['store.commit: an execution id over 1024 bytes', (w) => w.store.commit({ id: TOO_LONG, version: 0 }), /exe\.id must be at most/],
+  ['store.commit: a processed event id over 1024 bytes', (w) => w.store.commit({ id: 'new', version: 0 }, { processedEventId: TOO_LONG }), /processedEventId must be/],
+  ['store.commit: a timer path over 1024 bytes', (w) => w.store.commit({ id: 'new', version: 0 }, { timers: [{ action: 'schedule', path: TOO_LONG, fireAt: 5 }] }), /timers\[0\]\.path must be/],
+  ['store.appendTrace: an execution id over 1024 bytes', (w) => w.store.appendTrace(TOO_LONG, { s: 1 }), /executionId must be at most/],
+];
+
+type Opened = { transport: Transport<any>; store: ExecutionStore; other: Transport<any>; close(): void | Promise<void>; maxIdBytes?: number };
+type Backend = [string, boolean, () => Promise<Opened>];
+
+/** PostgreSQL (server or PGlite): a reused schema for the queue and store, another for `other`. */
+const postgres = (database: () => PgDatabase | Promise<PgDatabase>) => async (): Promise<Opened> => {
+  const clock = new ManualClock(1_000);
+  const db = await database();
+  const [mine, theirs] = [await takeSchema(db), await takeSchema(db)];
+  return {
+    transport: new PostgresTransport(db, { clock: clock.now, schema: mine }),
+    store: new PostgresStore(db, { schema: mine }),
+    other: new PostgresTransport(db, { clock: clock.now, schema: theirs }),
+    close: async () => {
+      await releaseSchema(db, mine);
+      await releaseSchema(db, theirs);
+    },
+    maxIdBytes: PG_MAX_ID_BYTES,
+  };
+};
 const backends: Backend[] = [
   ['memory', false, async () => {
     const clock = new ManualClock(1_000);
@@ -120,6 +169,8 @@ const backends: Backend[] = [
       close: () => (a.close(), b.close(), scratch.remove()),
     };
   }],
+  ['PostgreSQL server', true, postgres(serverDatabase)],
+  ['PGlite', true, postgres(pgliteDatabase)],
 ];
 
 describe.each(backends)('bad input on %s', (_name, json, open) => {
@@ -132,7 +183,7 @@ describe.each(backends)('bad input on %s', (_name, json, open) => {
     const lease = (await b.transport.claim('w', 1_000))!;
     await b.other.publish('elsewhere', 1);
     await b.store.commit({ id: 'exe', version: 0, step: 1 }, { emits: [{ targetId: 'x', event: 1 }], timers: [{ action: 'schedule', path: 'p', fireAt: 5 }], trace: { s: 1 } });
-    return { ...b, lease, json };
+    return { ...b, lease, json, maxIdBytes: b.maxIdBytes };
   };
   const state = async (w: World) => ({ queue: await w.transport.inspect(), store: await dumpStore(w.store, { ids: ['exe', 'new'], events: [['exe', 'e1']] }) });
 
@@ -150,7 +201,22 @@ describe.each(backends)('bad input on %s', (_name, json, open) => {
           then!(outcome.value, w);
         }
       } finally {
-        w.close();
+        await w.close();
+      }
+    });
+  }
+
+  for (const [label, call, message] of indexedIds) {
+    it(`${label}: RangeError on PostgreSQL (accepted elsewhere), data unchanged there`, async () => {
+      const w = await world();
+      try {
+        if (w.maxIdBytes === undefined) return void (await call(w));
+        const before = await state(w);
+        await expect(call(w)).rejects.toThrow(RangeError);
+        await expect(call(w)).rejects.toThrow(message);
+        expect(await state(w)).toEqual(before);
+      } finally {
+        await w.close();
       }
     });
   }
@@ -161,7 +227,7 @@ describe.each(backends)('bad input on %s', (_name, json, open) => {
       try {
         await check(w);
       } finally {
-        w.close();
+        await w.close();
       }
     });
   }
@@ -176,7 +242,7 @@ describe.each(backends)('bad input on %s', (_name, json, open) => {
         await expect(call()).rejects.toBeInstanceOf(ClosedError);
       }
     } finally {
-      w.close();
+      await w.close();
     }
   });
 });

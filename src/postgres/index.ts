@@ -14,3 +14,4 @@ export { fromPglite } from './pglite.js';
 export type { PgliteLike, PgliteTransactionLike } from './pglite.js';
 export type { PgDatabase, PgQueryable, PgRow } from './driver.js';
 export { PG_SCHEMA_VERSION } from './schema.js';
+export { PG_MAX_ID_BYTES } from './ids.js';

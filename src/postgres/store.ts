@@ -8,7 +8,7 @@ import { encodeCommit, encodeStep } from '../store/encode.js';
 import type { CommitChanges, DueTimer, Execution, ExecutionStore, ExecutionStoreOptions, OutboxEntry, SpawnEntry, TraceStep } from '../store/contract.js';
 import { checkId, checkObject, checkTime } from '../validate.js';
 import type { PgDatabase } from './driver.js';
-import { decodeId, encodeId } from './ids.js';
+import { checkIndexedId, decodeId, encodeId } from './ids.js';
 import { checkSchemaName, migratePostgres, quoteIdent } from './schema.js';
 
 /** Options of {@link PostgresStore}. */
@@ -31,6 +31,9 @@ export interface PostgresStoreOptions extends ExecutionStoreOptions {
  * - Executions, events, spawn contexts and trace entries must be representable as JSON (see
  *   `SqliteStore`); anything else rejects with a `TypeError` before anything is written.
  * - The schema is created or migrated on the first call; `close()` leaves `db` open.
+ * - Execution ids, processed event ids and timer paths longer than `PG_MAX_ID_BYTES` (1024)
+ *   bytes of UTF-8 are refused with a RangeError where they would be written: PostgreSQL
+ *   indexes them.
  *
  * Server or connection failures reject with a `StorageError` (`STORAGE_UNAVAILABLE` while the
  * server cannot be reached); the store stays usable once the server is back.
@@ -85,6 +88,9 @@ export class PostgresStore<X extends Execution = Execution> implements Execution
     this.#ensureOpen();
     checkExecution(exe);
     const c = encodeCommit(exe, checkChanges(changes));
+    checkIndexedId('exe.id', c.executionId);
+    if (c.processedEventId !== undefined) checkIndexedId('changes.processedEventId', c.processedEventId);
+    c.timers.forEach((t, i) => checkIndexedId(`changes.timers[${i}].path`, t.path));
     const expected = exe.version;
     const [row] = await this.#query<{ found: string | null }>(`SELECT ${this.#s}.lh_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS found`, [
       encodeId(c.executionId),
@@ -172,6 +178,7 @@ export class PostgresStore<X extends Execution = Execution> implements Execution
   async appendTrace(executionId: string, entry: object): Promise<void> {
     this.#ensureOpen();
     checkId('executionId', executionId);
+    checkIndexedId('executionId', executionId);
     checkObject('entry', entry);
     const step = encodeStep('entry', entry);
     await this.#query(`SELECT ${this.#s}.lh_record($1, $2, $3, $4)`, [encodeId(executionId), step.json, step.explicit, this.#traceMax]);

@@ -25,7 +25,7 @@ import type {
 } from '../transport/contract.js';
 import { checkDuration, readClock, toJson } from '../validate.js';
 import type { PgDatabase } from './driver.js';
-import { decodeId, encodeId } from './ids.js';
+import { checkIndexedId, decodeId, encodeId } from './ids.js';
 import { type DeadJson, deadLettersFrom, deadLettersSelect, inspectQuery, snapshotFrom, type InspectRow } from './inspect.js';
 import { checkSchemaName, migratePostgres, quoteIdent } from './schema.js';
 
@@ -64,6 +64,9 @@ interface LeaseRow {
  * The schema is created or migrated, and the queue opened, on the first call (so the
  * constructor can stay synchronous); a failure there rejects that call and the next call tries
  * again. `close()` does not close `db`: whoever opened it closes it.
+ *
+ * Group ids and idempotency keys longer than `PG_MAX_ID_BYTES` (1024) bytes of UTF-8 are refused
+ * with a RangeError: PostgreSQL indexes them (the other backends have no such limit).
  *
  * A failure of the server or the connection rejects with a `StorageError` (code
  * `STORAGE_UNAVAILABLE` while the server cannot be reached); the object stays usable and the
@@ -151,6 +154,8 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
 
   async publish(groupId: string, event: E, options?: PublishOptions): Promise<number> {
     const { priority, key, delayMs } = checkPublish(groupId, options);
+    checkIndexedId('groupId', groupId);
+    if (key !== null) checkIndexedId('options.key', key);
     const json = toJson('event', event);
     this.#ensureOpen();
     const now = this.#now();
@@ -163,9 +168,11 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   async publishMany(items: readonly PublishItem<E>[]): Promise<number[]> {
-    const checked = checkPublishItems<E>(items).map(({ groupId, event, args }, i) => [
-      encodeId(groupId), toJson(`items[${i}].event`, event), args.priority, args.key === null ? null : encodeId(args.key), args.delayMs,
-    ]);
+    const checked = checkPublishItems<E>(items).map(({ groupId, event, args }, i) => {
+      checkIndexedId(`items[${i}].groupId`, groupId);
+      if (args.key !== null) checkIndexedId(`items[${i}].options.key`, args.key);
+      return [encodeId(groupId), toJson(`items[${i}].event`, event), args.priority, args.key === null ? null : encodeId(args.key), args.delayMs];
+    });
     this.#ensureOpen();
     if (checked.length === 0) return [];
     const now = this.#now();
