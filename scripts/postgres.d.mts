@@ -14,5 +14,6 @@ export interface StartOptions {
 }
 export declare function findPostgresBin(): string | undefined;
 export declare function freePort(): Promise<number>;
+export declare function reapStaleClusters(): string[];
 export declare function startThrowawayPostgres(options?: StartOptions): Promise<ThrowawayPostgres>;
 export declare function startPostgres(options?: StartOptions): Promise<{ url: string; throwaway: boolean; stop(): void }>;

@@ -8,7 +8,7 @@
 // else, as root on Debian, Debian's `postgresql` package is installed first (as
 // ensure-chromium.mjs does for Chromium); else an error that says what to install.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,6 +59,66 @@ function runAs(user, bin, args, options = {}) {
   return execFileSync('setpriv', [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', bin, ...args], { encoding: 'utf8', ...options });
 }
 
+/** Every throwaway cluster's directory starts so: `<tmpdir>/leasehold-pg-<label rest>-XXXXXX`. */
+const CLUSTER_PREFIX = 'leasehold-pg';
+
+/** When process `pid` started (clock ticks since boot, from /proc), or undefined if it is gone or unknown. */
+function startedAt(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the process that wrote `owner` ({ pid, started }) still runs (the same one: pids are reused). */
+function ownerAlive(owner) {
+  try {
+    process.kill(owner.pid, 0);
+  } catch (error) {
+    if (error.code === 'ESRCH') return false;
+  }
+  const now = startedAt(owner.pid);
+  return now === undefined || owner.started === undefined || now === owner.started;
+}
+
+/**
+ * Stops and removes throwaway clusters whose run is gone: a Vitest killed before its teardown
+ * (a timeout, Ctrl-C, SIGKILL) leaves its server running. Each cluster directory names the
+ * process that started it (`owner.json`: pid and start time); a cluster is reaped only when
+ * that process no longer exists, so another live run's cluster (any user's, any label) is never
+ * touched, nor one without an owner file (being created right now, or from an older script).
+ * Returns the directories removed.
+ */
+export function reapStaleClusters() {
+  const reaped = [];
+  const bin = findPostgresBin();
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith(`${CLUSTER_PREFIX}-`)) continue;
+    const dir = join(tmpdir(), name);
+    let owner;
+    try {
+      owner = JSON.parse(readFileSync(join(dir, 'owner.json'), 'utf8'));
+    } catch {
+      continue;
+    }
+    if (ownerAlive(owner)) continue;
+    const dataDir = join(dir, 'data');
+    if (bin && existsSync(join(dataDir, 'postmaster.pid'))) {
+      try {
+        runAs(serverUser(), join(bin, 'pg_ctl'), ['-D', dataDir, '-m', 'immediate', '-w', 'stop'], { stdio: 'pipe' });
+      } catch {
+        // not running any more (a stale postmaster.pid): nothing to stop
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+    console.log(`postgres: removed a stale throwaway cluster ${dir} (its run, pid ${owner.pid}, is gone)`);
+    reaped.push(dir);
+  }
+  return reaped;
+}
+
 /** A TCP port nobody listens on right now (the OS picks it). */
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -76,9 +136,13 @@ export function freePort() {
  * are extra `-c name=value` server settings. Durability settings stay at PostgreSQL's defaults
  * unless `fast` is set (tests: fsync off, which changes nothing a server crash can show, only
  * what an OS crash could).
+ * Stale clusters of runs that are gone are reaped first (see reapStaleClusters). `label` must
+ * start with `leasehold-pg-`: that prefix is what the reaper looks for.
+ * @throws RangeError for a label without that prefix.
  * @throws Error saying what to install when no server binary exists and none can be installed.
  */
-export async function startThrowawayPostgres({ fast = false, settings = {}, label = 'leasehold-pg' } = {}) {
+export async function startThrowawayPostgres({ fast = false, settings = {}, label = CLUSTER_PREFIX } = {}) {
+  if (label !== CLUSTER_PREFIX && !label.startsWith(`${CLUSTER_PREFIX}-`)) throw new RangeError(`label must start with "${CLUSTER_PREFIX}-", got ${JSON.stringify(label)}`);
   let bin = findPostgresBin();
   if (!bin) {
     installDebianPackage();
@@ -97,8 +161,11 @@ export async function startThrowawayPostgres({ fast = false, settings = {}, labe
       ].join('\n'),
     );
   }
+  reapStaleClusters();
   const user = serverUser();
   const dir = mkdtempSync(join(tmpdir(), `${label}-`));
+  // Written before anything else: a directory without it is never reaped (see reapStaleClusters).
+  writeFileSync(join(dir, 'owner.json'), JSON.stringify({ pid: process.pid, started: startedAt(process.pid) }));
   const dataDir = join(dir, 'data');
   if (user) {
     chownSync(dir, user.uid, user.gid);
