@@ -152,8 +152,18 @@ export async function runPgContention(o: PgContentionOptions): Promise<PgContent
     for (const child of live) child.proc.stdin!.end();
     while (live.size > 0) await Promise.all([...all]);
 
-    const history = await historyFromLog(db, o.schema);
-    const snapshot = await producer.inspect();
+    // After a restart the pool may still hand out a connection that died with the old server.
+    const read = async <T>(call: () => Promise<T>): Promise<T> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await call();
+        } catch (error) {
+          if (!(error instanceof StorageError) || attempt === 3) throw error;
+        }
+      }
+    };
+    const history = await read(() => historyFromLog(db, o.schema));
+    const snapshot = await read(() => producer.inspect());
     const remaining = snapshot.groups.flatMap((g) => g.messages.map((m) => m.seq));
     const verdict = checkHistory(history, remaining);
     const publishedInLog = new Set(history.flatMap((e) => (e.op === 'publish' ? [e.seq] : [])));
