@@ -34,10 +34,15 @@ describe('PostgreSQL server: contention across processes', () => {
     const { verdict, history } = result;
     console.log(
       `contention: ${messages} messages, ${history.length} calls in the history, ${history.filter((e) => e.op === 'claim').length} claims, ` +
-        `${history.filter((e) => e.op === 'ack' && !e.ok).length} stale acks refused, ${(result.ms / 1000).toFixed(1)} s`,
+        `${history.filter((e) => e.op === 'ack' && !e.ok).length} stale acks refused, ${result.deadlocks} deadlocks broken, ${(result.ms / 1000).toFixed(1)} s`,
     );
     expect(result.childFailures).toEqual([]);
-    expect(result.storageErrors).toEqual({});
+    // The only storage error allowed: a deadlock PostgreSQL broke (rare; the victim's call
+    // changed nothing and the worker retries). SKIP LOCKED still waits when it must lock a newer
+    // version of a row that another transaction locked, so an ackAndClaim (holding the acked
+    // group's row) and a publishMany (holding its groups' rows) can wait for each other.
+    expect(result.storageDetails).toEqual([]);
+    expect(result.storageErrors).toEqual(result.deadlocks > 0 ? { STORAGE_BUSY: result.deadlocks } : {});
     expect(verdict).toEqual({ lost: [], unexpected: [], duplicated: [], overlapping: [], fifoBreaks: [], staleAccepted: [] });
     expect(result.toldButMissing).toEqual([]);
     expect(result.remaining).toEqual([]);

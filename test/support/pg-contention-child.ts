@@ -9,7 +9,7 @@
  * server is down a call rejects with StorageError: the worker reports it, drops its lease (it
  * runs out) and tries again shortly. Lines (each written before the worker goes on, so a SIGKILL
  * loses none): `READY`; `A <seq> <attempt>` an ack (or ackAndClaim) resolved;
- * `E <code>` a StorageError; `X <message>` anything else (then exit 1); `DONE`.
+ * `E <code> <cause code> <cause message>` a StorageError; `X <message>` anything else (then exit 1); `DONE`.
  * Args: url schema name connections visibilityMs seed stallRate.
  */
 import pg from 'pg';
@@ -67,7 +67,8 @@ async function worker(id: string): Promise<void> {
       lease = null;
       if (error instanceof LeaseLostError) continue;
       if (error instanceof StorageError) {
-        await say(`E ${error.code}`);
+        const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+        await say(`E ${error.code} ${String(cause?.code ?? '')} ${String(cause?.message ?? error.message).replaceAll('\n', ' ')}`);
         await pause(20 + random() * 80);
         continue;
       }

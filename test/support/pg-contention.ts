@@ -46,6 +46,12 @@ export interface PgContentionResult {
   toldButMissing: string[];
   /** StorageError codes clients saw, with counts; and any other failure a child reported. */
   storageErrors: Record<string, number>;
+  /**
+   * STORAGE_BUSY from a deadlock PostgreSQL broke (40P01: the victim's call changed nothing), and
+   * the first few StorageErrors that are neither that nor STORAGE_UNAVAILABLE, with their causes.
+   */
+  deadlocks: number;
+  storageDetails: string[];
   childFailures: string[];
   publishFailures: number;
   acksReported: number;
@@ -69,6 +75,8 @@ export async function runPgContention(o: PgContentionOptions): Promise<PgContent
 
   const told = { published: [] as number[], acked: [] as string[] };
   const storageErrors: Record<string, number> = {};
+  const storageDetails: string[] = [];
+  let deadlocks = 0;
   const childFailures: string[] = [];
   let acks = 0;
   let acksAfterRestart = 0;
@@ -92,7 +100,11 @@ export async function runPgContention(o: PgContentionOptions): Promise<PgContent
         const [kind, a, b] = line.split(' ');
         if (kind === 'READY') ready();
         else if (kind === 'A') onAck(`${a}#${b}`);
-        else if (kind === 'E') storageErrors[a!] = (storageErrors[a!] ?? 0) + 1;
+        else if (kind === 'E') {
+          storageErrors[a!] = (storageErrors[a!] ?? 0) + 1;
+          if (a === 'STORAGE_BUSY') deadlocks += b === '40P01' ? 1 : 0;
+          if (a !== 'STORAGE_UNAVAILABLE' && !(a === 'STORAGE_BUSY' && b === '40P01') && storageDetails.length < 5) storageDetails.push(`${name}: ${line.slice(2)}`);
+        }
         else if (kind === 'X') childFailures.push(`${name}: ${line.slice(2)}`);
       },
       { stdin: true },
@@ -172,7 +184,7 @@ export async function runPgContention(o: PgContentionOptions): Promise<PgContent
       ...told.published.filter((seq) => !publishedInLog.has(seq)).map((seq) => `publish ${seq}`),
       ...told.acked.filter((lease) => !ackedInLog.has(lease)).map((lease) => `ack ${lease}`),
     ];
-    return { history, remaining, verdict, toldButMissing, storageErrors, childFailures, publishFailures, acksReported: acks, kills, restarts, acksAfterRestart, ms: Date.now() - started };
+    return { history, remaining, verdict, toldButMissing, storageErrors, deadlocks, storageDetails, childFailures, publishFailures, acksReported: acks, kills, restarts, acksAfterRestart, ms: Date.now() - started };
   } finally {
     for (const child of live) child.proc.kill('SIGKILL');
     await Promise.all(all);
