@@ -6,6 +6,7 @@
 import { StorageError } from '../errors.js';
 import type { SqlDatabase } from '../sqlite/driver.js';
 import { fromWasmDatabase, loadSqliteWasm } from '../sqlite/wasm.js';
+import { coalesceWalWrites, type WalCoalescing } from './coalesce.js';
 import type { HostOptions } from './protocol.js';
 
 /** The sahpool handle, kept so the owner can hand the files over on close. */
@@ -38,9 +39,13 @@ export async function openHostDatabase(options: HostOptions): Promise<OpenedData
     throw new StorageError('STORAGE_FAILED', `could not open database ${JSON.stringify(options.name)} in OPFS: ${String(error)}`, { cause: error });
   }
   const db = fromWasmDatabase(sqlite3, raw);
+  let wal: WalCoalescing | null;
   try {
     // WAL on sahpool needs exclusive locking set before the first read of the file.
     db.exec(`PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=${options.durability === 'full' ? 'FULL' : 'NORMAL'}`);
+    // A first read opens the WAL file; from then on each commit reaches it in one file call.
+    db.prepare('PRAGMA schema_version').get();
+    wal = coalesceWalWrites(sqlite3, raw);
   } catch (error) {
     db.close();
     pool.pauseVfs();
@@ -49,6 +54,12 @@ export async function openHostDatabase(options: HostOptions): Promise<OpenedData
   return {
     db,
     release: () => {
+      // Only once the database is closed (its WAL file closed through the wrapper): an open one
+      // would still call into it.
+      if (db.closed) {
+        wal?.release();
+        wal = null;
+      }
       // Closes the pool's file handles so the next owner (another tab) can open them at once.
       if (!pool.isPaused()) pool.pauseVfs();
     },
