@@ -39,7 +39,17 @@ export interface PgDatabase extends PgQueryable {
    * have been missed meanwhile). Resolves once listening; the returned function stops it.
    */
   listen(channel: string, onNotice: () => void): Promise<() => Promise<void>>;
-  /** Releases what the adapter itself opened (listening connections). The pool or PGlite instance it wraps stays open: its owner closes it. */
+  /**
+   * Optional: announces a change on `channel` after the change committed, outside its
+   * transaction, coalescing announcements made while one is on its way (listeners then hear at
+   * least one notice after the last change). This database's own listeners on `channel` are
+   * told at once. A driver for a server implements it because a
+   * `NOTIFY` inside a writing transaction holds a database-wide lock through that transaction's
+   * commit flush, which makes concurrent committers queue one flush at a time; a driver without
+   * it gets `pg_notify` inside the changing transaction. Never rejects: a notice is a hint.
+   */
+  notify?(channel: string): void;
+  /** Releases what the adapter itself opened (listening connections), after any notice on its way. The pool or PGlite instance it wraps stays open: its owner closes it. */
   close(): Promise<void>;
 }
 

@@ -9,7 +9,7 @@ export type { PostgresTransportOptions } from './transport.js';
 export { PostgresStore } from './store.js';
 export type { PostgresStoreOptions } from './store.js';
 export { fromPg } from './pg.js';
-export type { PgClientLike, PgPoolLike } from './pg.js';
+export type { FromPgOptions, PgClientLike, PgPoolLike } from './pg.js';
 export { fromPglite } from './pglite.js';
 export type { PgliteLike, PgliteTransactionLike } from './pglite.js';
 export type { PgDatabase, PgQueryable, PgRow } from './driver.js';

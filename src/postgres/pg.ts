@@ -16,13 +16,15 @@ declare const URL: new (url: string) => { hostname: string; port: string; pathna
 export interface PgClientLike {
   query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
   release(destroy?: boolean | Error): void;
-  on(event: 'notification', listener: (message: { channel: string }) => void): unknown;
+  on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown;
   on(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
 }
 
 /** The parts of a node-postgres `Pool` this driver uses. */
 export interface PgPoolLike {
   query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  /** A named statement: prepared once on each connection, then only bound and run. */
+  query(config: { name: string; text: string; values?: unknown[] }): Promise<{ rows: unknown[] }>;
   connect(): Promise<PgClientLike>;
   on(event: 'error', listener: (error: Error) => void): unknown;
   options?: { host?: string; port?: number; database?: string; connectionString?: string };
@@ -41,40 +43,68 @@ function labelOf(pool: PgPoolLike): string {
   return `${o.host ?? 'localhost'}:${o.port ?? 5432}/${o.database ?? ''}`;
 }
 
+/** Options of {@link fromPg}. */
+export interface FromPgOptions {
+  /**
+   * Run leasehold's calls as named prepared statements (parsed and planned once per
+   * connection), which makes each call cheaper for the server. Default `true`. Set `false`
+   * behind a pooler that cannot carry prepared statements across transactions (PgBouncer in
+   * transaction mode before 1.21).
+   */
+  preparedStatements?: boolean;
+}
+
 /**
  * Wraps a node-postgres `Pool`. Each autocommit statement takes any free connection; each
  * transaction holds one for its duration; `listen` holds one more while anybody listens, and
- * re-establishes it (with back-off) after the server went away.
+ * re-establishes it (with back-off) after the server went away. Change notices are sent after
+ * the change committed, in a transaction of their own (see {@link PgDatabase.notify}).
  *
  * Adds an `'error'` listener to the pool: without one, node-postgres turns an idle connection
  * dropped by the server (a restart, a failover) into an uncaught exception that ends the process.
  * The pool forgets such a connection by itself; the next call opens a new one.
- * @throws TypeError if `pool` does not look like a `pg.Pool`.
+ * @throws TypeError if `pool` does not look like a `pg.Pool`, or for a bad option.
  */
-export function fromPg(pool: PgPoolLike): PgDatabase {
+export function fromPg(pool: PgPoolLike, options?: FromPgOptions): PgDatabase {
   if (typeof pool !== 'object' || pool === null || typeof pool.query !== 'function' || typeof pool.connect !== 'function') {
     throw new TypeError('pool must be a pg.Pool (node-postgres)');
   }
+  if (options !== undefined && (typeof options !== 'object' || options === null)) throw new TypeError('options must be an object');
+  const prepared = options?.preparedStatements ?? true;
+  if (typeof prepared !== 'boolean') throw new TypeError(`options.preparedStatements must be a boolean, got ${typeof prepared}`);
   const label = labelOf(pool);
   pool.on('error', () => {});
   let closed = false;
   const ensureOpen = () => {
     if (closed) throw new ClosedError(`PostgreSQL database ${label}`);
   };
-  const run = async <R>(on: { query: PgPoolLike['query'] }, text: string, params?: readonly unknown[]): Promise<R[]> => {
+  const run = async <R>(on: Pick<PgClientLike, 'query'>, text: string, params?: readonly unknown[]): Promise<R[]> => {
     try {
       return (await on.query(text, params as unknown[] | undefined)).rows as R[];
     } catch (error) {
       throw toPgStorageError(error, label);
     }
   };
-  const listener = new PgListener(pool, label);
+  // Only parameterized SELECTs (every transport and store call) are prepared: migrations and
+  // other one-off statements are not worth a statement slot on each connection.
+  const runAutocommit = async <R>(text: string, params?: readonly unknown[]): Promise<R[]> => {
+    if (!prepared || !params?.length || !text.startsWith('SELECT')) return run<R>(pool, text, params);
+    try {
+      return (await pool.query({ name: statementName(text), text, values: params as unknown[] })).rows as R[];
+    } catch (error) {
+      throw toPgStorageError(error, label);
+    }
+  };
+  // Marks the notices this driver sends, so its own listeners, told at once, skip their echo.
+  const origin = `lh${Math.random().toString(36).slice(2, 12)}`;
+  const listener = new PgListener(pool, label, origin);
+  const notifier = new PgNotifier(pool, origin);
 
   return {
     label,
     async query<R>(text: string, params?: readonly unknown[]) {
       ensureOpen();
-      return run<R>(pool, text, params);
+      return runAutocommit<R>(text, params);
     },
     async transaction<T>(body: (tx: PgQueryable) => Promise<T>): Promise<T> {
       ensureOpen();
@@ -107,11 +137,85 @@ export function fromPg(pool: PgPoolLike): PgDatabase {
       checkChannel(channel);
       return listener.add(channel, onNotice);
     },
+    notify(channel) {
+      checkChannel(channel);
+      if (closed) return;
+      listener.local(channel);
+      notifier.signal(channel);
+    },
     async close() {
       closed = true;
+      await notifier.settled();
       await listener.stop();
     },
   };
+}
+
+const statementNames = new Map<string, string>();
+
+/**
+ * The name a statement is prepared under on every connection: the same text always gets the
+ * same name (several `fromPg` over one pool share connections), and different texts different
+ * names (a 32-bit hash and the length, checked against the texts named so far).
+ */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name) return name;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  name = `lh_${h.toString(36)}_${text.length.toString(36)}`;
+  for (let n = 1; [...statementNames.values()].includes(name); n++) name = `lh_${h.toString(36)}_${text.length.toString(36)}_${n}`;
+  statementNames.set(text, name);
+  return name;
+}
+
+/** While changes keep coming, notices go out at most once per this many milliseconds (all workers are busy then). */
+const NOTIFY_GAP_MS = 10;
+
+/**
+ * Sends `pg_notify` in transactions of its own, after the changes they announce committed: at
+ * most one per channel on its way at a time, and one more if a change committed meanwhile (the
+ * notice on its way may have been sent before that change was visible), at most one per
+ * NOTIFY_GAP_MS while changes keep coming. The notifying transaction commits with
+ * `synchronous_commit` off: it writes nothing that must survive a crash, so it never waits for a
+ * flush while holding the notify lock.
+ */
+class PgNotifier {
+  readonly #pending = new Map<string, { again: boolean; done: Promise<void> }>();
+
+  constructor(
+    readonly pool: PgPoolLike,
+    readonly origin: string,
+  ) {}
+
+  signal(channel: string): void {
+    const pending = this.#pending.get(channel);
+    if (pending) {
+      pending.again = true;
+      return;
+    }
+    const state = { again: false, done: Promise.resolve() };
+    state.done = (async () => {
+      for (;;) {
+        state.again = false;
+        try {
+          await this.pool.query("SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)", [channel, this.origin]);
+        } catch {
+          // The server is unreachable: listeners reconnect and are told then; consumers poll meanwhile.
+          break;
+        }
+        if (!state.again) break;
+        // Changes keep coming (every worker busy): one notice per gap is enough to wake an idle one.
+        await new Promise<void>((resolve) => setTimeout(resolve, NOTIFY_GAP_MS));
+      }
+      this.#pending.delete(channel);
+    })();
+    this.#pending.set(channel, state);
+  }
+
+  async settled(): Promise<void> {
+    await Promise.all([...this.#pending.values()].map((p) => p.done));
+  }
 }
 
 /** One connection that LISTENs on every channel anybody subscribed to, reconnecting when lost. */
@@ -124,7 +228,14 @@ class PgListener {
   constructor(
     readonly pool: PgPoolLike,
     readonly label: string,
+    /** The payload of this driver's own notices: their echo through the server is skipped. */
+    readonly origin: string,
   ) {}
+
+  /** A change this driver committed: tells this driver's listeners on `channel` now, not a round trip later. */
+  local(channel: string): void {
+    for (const notice of [...(this.#channels.get(channel) ?? [])]) notice();
+  }
 
   async add(channel: string, onNotice: () => void): Promise<() => Promise<void>> {
     const entry = () => onNotice();
@@ -155,7 +266,8 @@ class PgListener {
   #connection(): Promise<PgClientLike> {
     if (this.#client) return this.#client;
     const pending = this.pool.connect().then((client) => {
-      client.on('notification', ({ channel }) => {
+      client.on('notification', ({ channel, payload }) => {
+        if (payload === this.origin) return;
         for (const notice of [...(this.#channels.get(channel) ?? [])]) notice();
       });
       const lost = () => {

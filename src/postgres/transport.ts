@@ -161,9 +161,9 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const now = this.#now();
     const q = await this.#open();
     const [row] = await this.#db.query<{ seq: string }>(`SELECT ${this.#fn('lh_publish', 9)} AS seq`, [
-      q.id, q.seqs, encodeId(groupId), json, priority, key === null ? null : encodeId(key), delayMs, now, q.channel,
+      q.id, q.seqs, encodeId(groupId), json, priority, key === null ? null : encodeId(key), delayMs, now, this.#inline(q),
     ]);
-    this.#changed();
+    this.#changed(q);
     return Number(row!.seq);
   }
 
@@ -177,8 +177,8 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     if (checked.length === 0) return [];
     const now = this.#now();
     const q = await this.#open();
-    const rows = await this.#db.query<{ o_seq: string }>(`SELECT o_seq FROM ${this.#fn('lh_publish_many', 5)}`, [q.id, q.seqs, JSON.stringify(checked), now, q.channel]);
-    this.#changed();
+    const rows = await this.#db.query<{ o_seq: string }>(`SELECT o_seq FROM ${this.#fn('lh_publish_many', 5)}`, [q.id, q.seqs, JSON.stringify(checked), now, this.#inline(q)]);
+    this.#changed(q);
     return rows.map((r) => Number(r.o_seq));
   }
 
@@ -208,9 +208,9 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     checkLease(lease);
     this.#ensureOpen();
     const q = await this.#open();
-    const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_ack', 6)} AS ok`, [q.id, ...heldBy(lease), q.channel]);
+    const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_ack', 6)} AS ok`, [q.id, ...heldBy(lease), this.#inline(q)]);
     if (!row!.ok) throw lost(lease);
-    this.#changed();
+    this.#changed(q);
   }
 
   async ackMany(leases: readonly Lease<E>[]): Promise<AckManyResult<E>> {
@@ -218,10 +218,10 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     if (leases.length === 0) return { acked: [], lost: [] };
     const q = await this.#open();
-    const [row] = await this.#db.query<{ done: string }>(`SELECT ${this.#fn('lh_ack_many', 3)} AS done`, [q.id, JSON.stringify(leases.map(heldBy)), q.channel]);
+    const [row] = await this.#db.query<{ done: string }>(`SELECT ${this.#fn('lh_ack_many', 3)} AS done`, [q.id, JSON.stringify(leases.map(heldBy)), this.#inline(q)]);
     const result: AckManyResult<E> = { acked: [], lost: [] };
     leases.forEach((lease, i) => (row!.done[i] === 't' ? result.acked : result.lost).push(lease));
-    if (result.acked.length > 0) this.#changed();
+    if (result.acked.length > 0) this.#changed(q);
     return result;
   }
 
@@ -233,10 +233,10 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const q = await this.#open();
     const [group, seq, attempt, holder] = heldBy(lease);
     const rows = await this.#db.query<LeaseRow & { o_lost: boolean }>(`SELECT * FROM ${this.#fn('lh_ack_claim', 12)}`, [
-      q.id, q.claims, group, seq, attempt, holder, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, q.channel,
+      q.id, q.claims, group, seq, attempt, holder, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, this.#inline(q),
     ]);
     if (rows[0]?.o_lost) throw lost(lease);
-    this.#changed();
+    this.#changed(q);
     return rows[0] ? leaseOf<E>(rows[0], workerId) : null;
   }
 
@@ -246,9 +246,9 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
-    const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_release', 8)} AS ok`, [q.id, ...heldBy(lease), delayMs, now, q.channel]);
+    const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_release', 8)} AS ok`, [q.id, ...heldBy(lease), delayMs, now, this.#inline(q)]);
     if (!row!.ok) throw lost(lease);
-    this.#changed();
+    this.#changed(q);
   }
 
   async extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>> {
@@ -298,12 +298,12 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
-    const [row] = await this.#db.query<{ outcome: number }>(`SELECT ${this.#fn('lh_cancel', 4)} AS outcome`, [q.id, seq, now, q.channel]);
+    const [row] = await this.#db.query<{ outcome: number }>(`SELECT ${this.#fn('lh_cancel', 4)} AS outcome`, [q.id, seq, now, this.#inline(q)]);
     const outcome = row!.outcome;
     if (outcome === -1) {
       throw new LeaseholdError('MESSAGE_LEASED', `message ${seq} is under a live lease and cannot be cancelled; cancel it after its holder acks or nacks it, or once the lease runs out`);
     }
-    if (outcome === 2) this.#changed();
+    if (outcome === 2) this.#changed(q);
     return outcome > 0;
   }
 
@@ -326,9 +326,9 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     checkSeq(seq);
     this.#ensureOpen();
     const q = await this.#open();
-    const [row] = await this.#db.query<{ seq: string | null }>(`SELECT ${this.#fn('lh_redrive', 4)} AS seq`, [q.id, q.seqs, seq, q.channel]);
+    const [row] = await this.#db.query<{ seq: string | null }>(`SELECT ${this.#fn('lh_redrive', 4)} AS seq`, [q.id, q.seqs, seq, this.#inline(q)]);
     if (row!.seq === null) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
-    this.#changed();
+    this.#changed(q);
     return Number(row!.seq);
   }
 
@@ -366,8 +366,18 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     };
   }
 
-  /** After a change this object committed: tell listeners now, unless the notice will come through LISTEN. */
-  #changed(): void {
+  /**
+   * The channel the server-side functions NOTIFY inside their transaction, or null when the
+   * driver sends notices after the commit itself (`db.notify`: a server, where an in-transaction
+   * NOTIFY would make concurrent commits queue for one flush at a time).
+   */
+  #inline(q: QueueRefs): string | null {
+    return this.#db.notify ? null : q.channel;
+  }
+
+  /** After a change this object committed: announce it (when the driver sends notices) and tell listeners now, unless the notice will come through LISTEN. */
+  #changed(q: QueueRefs): void {
+    this.#db.notify?.(q.channel);
     if (!this.#listening) this.#listeners.notify();
   }
 

@@ -53,6 +53,8 @@ export function inIssueOrderGate(): (db: PgDatabase) => PgDatabase {
     query: (text, params) => queue(() => db.query(text, params)),
     transaction: (body) => queue(() => db.transaction(body)),
     listen: (channel, onNotice) => db.listen(channel, onNotice),
+    // A notice is a hint sent after the change committed: it needs no place in the issue order.
+    ...(db.notify ? { notify: (channel: string) => db.notify!(channel) } : {}),
     close: () => db.close(),
   });
 }

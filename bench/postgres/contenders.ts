@@ -1,0 +1,167 @@
+/**
+ * The PostgreSQL benchmark's contenders, behind one interface: leasehold's PostgresTransport in
+ * its three consume forms (claim → ack, ackAndClaim, claimMany/ackMany) and the floor — one
+ * UPDATE of one row per transaction. pg-boss and graphile-worker live in peers.ts.
+ *
+ * Every contender runs its workers in this process, each worker on its own connection of a pool
+ * sized to the worker count (opened and warmed before the clock starts), against one server.
+ */
+import pg from 'pg';
+import { fromPg, PostgresTransport } from '../../src/postgres/index.js';
+import type { Lease } from '../../src/transport/contract.js';
+
+/** Workers running against a filled queue: how many jobs they finished so far, and a way to stop them. */
+export interface Running {
+  done(): number;
+  /** Stops every worker after its current call and releases its connections. */
+  stop(): Promise<void>;
+}
+
+export interface PgContender {
+  name: string;
+  /** What one counted operation is and what it guarantees, for the docs. */
+  measures: string;
+  /** Creates its schema or tables (untimed). */
+  setup(url: string): Promise<void>;
+  /** Empties its tables, then queues `n` jobs (untimed). `groups`: how many groups (or named queues) where it has them. */
+  fill(n: number, groups: number): Promise<void>;
+  /** Starts `workers` workers on `workers` warmed connections. */
+  start(workers: number): Promise<Running>;
+  close(): Promise<void>;
+}
+
+export const VISIBILITY_MS = 30_000;
+
+/** A pool of `max` connections, every one opened before it is returned. */
+export async function warmPool(url: string, max: number): Promise<pg.Pool> {
+  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 0 });
+  pool.on('error', () => {});
+  const clients = await Promise.all(Array.from({ length: max }, () => pool.connect()));
+  for (const c of clients) c.release();
+  return pool;
+}
+
+/** Runs `step` in `workers` loops until stopped or a step returns null (nothing left); counts what steps return. */
+export function loops(workers: number, step: (worker: number) => Promise<number | null>, finish: (worker: number) => Promise<void> = async () => {}, cleanup: () => Promise<void> = async () => {}): Running {
+  let stopped = false;
+  let done = 0;
+  const all = Array.from({ length: workers }, async (_, w) => {
+    while (!stopped) {
+      const n = await step(w);
+      if (n === null) break;
+      done += n;
+    }
+    await finish(w);
+  });
+  return {
+    done: () => done,
+    async stop() {
+      stopped = true;
+      await Promise.all(all);
+      await cleanup();
+    },
+  };
+}
+
+type Form = 'claim-ack' | 'ackAndClaim' | 'claimMany';
+export const BATCH = 10;
+
+/** leasehold: per-group FIFO and exclusivity, one live lease per group, fencing on every ack. */
+export function leasehold(form: Form): PgContender {
+  const schema = `bench_lh_${form.toLowerCase().replace(/-/g, '_')}`;
+  let url = '';
+  let admin: pg.Pool;
+  const transportOn = (pool: pg.Pool) => new PostgresTransport(fromPg(pool), { schema });
+  return {
+    name: { 'claim-ack': 'leasehold claim → ack', ackAndClaim: 'leasehold ackAndClaim', claimMany: `leasehold claimMany/ackMany (${BATCH})` }[form],
+    measures: {
+      'claim-ack': 'claim() then ack(): two calls, two transactions per message',
+      ackAndClaim: 'ackAndClaim(): one call per message (acks the held lease, claims the next)',
+      claimMany: `claimMany({ max: ${BATCH} }) then ackMany(): two calls per ${BATCH} messages`,
+    }[form],
+    async setup(u) {
+      url = u;
+      admin = await warmPool(url, 1);
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      const t = transportOn(admin);
+      await t.stats(); // migrates and opens the default queue
+      await t.close();
+    },
+    async fill(n, groups) {
+      await admin.query(`TRUNCATE ${schema}.lh_messages, ${schema}.lh_groups`);
+      const t = transportOn(admin);
+      for (let i = 0; i < n; i += 2000) {
+        const items = Array.from({ length: Math.min(2000, n - i) }, (_, k) => ({ groupId: `g${(i + k) % groups}`, event: { n: i + k } }));
+        await t.publishMany(items);
+      }
+      await t.close();
+      await admin.query(`ANALYZE ${schema}.lh_groups, ${schema}.lh_messages`);
+    },
+    async start(workers) {
+      const pool = await warmPool(url, workers);
+      const t = transportOn(pool);
+      await t.stats();
+      const held: (Lease | null)[] = Array.from({ length: workers }, () => null);
+      const step = async (w: number): Promise<number | null> => {
+        const id = `w${w}`;
+        if (form === 'claim-ack') {
+          const lease = await t.claim(id, VISIBILITY_MS);
+          if (!lease) return null;
+          await t.ack(lease);
+          return 1;
+        }
+        if (form === 'ackAndClaim') {
+          const lease = held[w];
+          held[w] = lease ? await t.ackAndClaim(lease, id, VISIBILITY_MS) : await t.claim(id, VISIBILITY_MS);
+          // The first claim acks nothing; every later call acks one message.
+          if (lease) return 1;
+          return held[w] ? 0 : null;
+        }
+        const leases = await t.claimMany(id, VISIBILITY_MS, { max: BATCH });
+        if (leases.length === 0) return null;
+        return (await t.ackMany(leases)).acked.length;
+      };
+      const finish = async (w: number) => {
+        const lease = held[w];
+        if (lease) await t.ack(lease);
+      };
+      return loops(workers, step, finish, async () => {
+        await t.close();
+        await pool.end();
+      });
+    },
+    async close() {
+      await admin.end();
+    },
+  };
+}
+
+/** The floor: the cheapest durable write, one UPDATE of one row (each worker its own) per transaction. */
+export function floor(): PgContender {
+  let url = '';
+  let admin: pg.Pool;
+  return {
+    name: 'floor: UPDATE 1 row / transaction',
+    measures: 'UPDATE bench_floor SET n = n + 1 WHERE id = $worker, autocommit: one transaction (one WAL flush) per count',
+    async setup(u) {
+      url = u;
+      admin = await warmPool(url, 1);
+      await admin.query('DROP TABLE IF EXISTS bench_floor');
+      await admin.query('CREATE TABLE bench_floor (id integer PRIMARY KEY, n bigint NOT NULL)');
+    },
+    async fill(_n, _groups) {
+      await admin.query('TRUNCATE bench_floor');
+      await admin.query('INSERT INTO bench_floor SELECT i, 0 FROM generate_series(0, 63) i');
+    },
+    async start(workers) {
+      const pool = await warmPool(url, workers);
+      return loops(workers, async (w) => {
+        await pool.query('UPDATE bench_floor SET n = n + 1 WHERE id = $1', [w]);
+        return 1;
+      }, undefined, () => pool.end());
+    },
+    async close() {
+      await admin.end();
+    },
+  };
+}
