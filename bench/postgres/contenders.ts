@@ -63,7 +63,7 @@ export function loops(workers: number, step: (worker: number) => Promise<number 
   };
 }
 
-type Form = 'claim-ack' | 'ackAndClaim' | 'claimMany';
+type Form = 'claim-ack' | 'ackAndClaim' | 'claimMany' | 'ackAndClaim-before';
 export const BATCH = 10;
 
 /** leasehold: per-group FIFO and exclusivity, one live lease per group, fencing on every ack. */
@@ -71,13 +71,23 @@ export function leasehold(form: Form): PgContender {
   const schema = `bench_lh_${form.toLowerCase().replace(/-/g, '_')}`;
   let url = '';
   let admin: pg.Pool;
-  const transportOn = (pool: pg.Pool) => new PostgresTransport(fromPg(pool), { schema });
+  // 'ackAndClaim-before': as this driver was before the notices moved out of the transaction and
+  // statements were prepared (the SQL functions are the current ones), for a same-run comparison.
+  const before = form === 'ackAndClaim-before';
+  const transportOn = (pool: pg.Pool) => {
+    const db = fromPg(pool, { preparedStatements: !before });
+    return new PostgresTransport(before ? { ...db, notify: undefined } : db, { schema });
+  };
   return {
-    name: { 'claim-ack': 'leasehold claim → ack', ackAndClaim: 'leasehold ackAndClaim', claimMany: `leasehold claimMany/ackMany (${BATCH})` }[form],
+    name: {
+      'claim-ack': 'leasehold claim → ack', ackAndClaim: 'leasehold ackAndClaim', claimMany: `leasehold claimMany/ackMany (${BATCH})`,
+      'ackAndClaim-before': 'leasehold ackAndClaim, NOTIFY in the transaction, unprepared',
+    }[form],
     measures: {
       'claim-ack': 'claim() then ack(): two calls, two transactions per message',
       ackAndClaim: 'ackAndClaim(): one call per message (acks the held lease, claims the next)',
       claimMany: `claimMany({ max: ${BATCH} }) then ackMany(): two calls per ${BATCH} messages`,
+      'ackAndClaim-before': 'ackAndClaim() with each call NOTIFYing inside its transaction and no prepared statements (how fromPg ran before), for comparison',
     }[form],
     async setup(u) {
       url = u;
@@ -110,7 +120,7 @@ export function leasehold(form: Form): PgContender {
           await t.ack(lease);
           return 1;
         }
-        if (form === 'ackAndClaim') {
+        if (form === 'ackAndClaim' || before) {
           const lease = held[w];
           held[w] = lease ? await t.ackAndClaim(lease, id, VISIBILITY_MS) : await t.claim(id, VISIBILITY_MS);
           // The first claim acks nothing; every later call acks one message.

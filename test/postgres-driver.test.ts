@@ -1,0 +1,99 @@
+/**
+ * The node-postgres driver's two speed measures, on the run's real server: calls run as named
+ * prepared statements (unless turned off), and change notices are sent after the change
+ * committed, outside it — heard at once by listeners of the same driver, through LISTEN by
+ * everyone else, and never by a listener of the same driver twice for one change.
+ */
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fromPg } from '../src/postgres/pg.js';
+import { PostgresTransport } from '../src/postgres/transport.js';
+import { newServerPool } from './support/postgres.js';
+
+const pools: pg.Pool[] = [];
+const schemas: string[] = [];
+const pool = (max = 1): pg.Pool => {
+  const p = newServerPool(max);
+  pools.push(p);
+  return p;
+};
+const schema = (): string => {
+  const name = `lh_driver_${process.pid}_${schemas.length}`;
+  schemas.push(name);
+  return name;
+};
+
+afterEach(async () => {
+  const admin = pool();
+  for (const s of schemas.splice(0)) await admin.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
+  await Promise.all(pools.splice(0).map((p) => p.end()));
+});
+
+const until = async (check: () => boolean): Promise<void> => {
+  // Waits for something the server does on its own time (a notice crossing connections).
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+};
+
+describe('fromPg', () => {
+  it('validates its options', () => {
+    const p = pool();
+    expect(() => fromPg(p, null as never)).toThrow(TypeError);
+    expect(() => fromPg(p, 'yes' as never)).toThrow('options must be an object');
+    expect(() => fromPg(p, { preparedStatements: 1 as never })).toThrow('options.preparedStatements must be a boolean, got number');
+  });
+
+  it('runs calls as prepared statements on each connection, or not when told', async () => {
+    const prepared = pool(1);
+    const s = schema();
+    const t = new PostgresTransport(fromPg(prepared), { schema: s });
+    await t.publish('g', 1);
+    await t.ack((await t.claim('w', 1000))!);
+    const count = async (p: pg.Pool) => Number((await p.query(`SELECT count(*) AS n FROM pg_prepared_statements WHERE name LIKE 'lh\\_%'`)).rows[0].n);
+    expect(await count(prepared)).toBeGreaterThanOrEqual(3);
+
+    const plain = pool(1);
+    const u = new PostgresTransport(fromPg(plain, { preparedStatements: false }), { schema: s });
+    await u.publish('g', 2);
+    const lease = (await u.claim('w', 1000))!;
+    expect(lease.event).toBe(2);
+    await u.ack(lease);
+    expect(await count(plain)).toBe(0);
+    await t.close();
+    await u.close();
+  });
+
+  it('tells its own listeners at once and other drivers through LISTEN, each once per change', async () => {
+    const s = schema();
+    const mine = fromPg(pool(3));
+    const other = fromPg(pool(3));
+    const publisher = new PostgresTransport(mine, { schema: s });
+    const sameDriver = new PostgresTransport(mine, { schema: s });
+    const elsewhere = new PostgresTransport(other, { schema: s });
+    await publisher.stats(); // migrates before anybody listens
+    let heardHere = 0;
+    let heardThere = 0;
+    sameDriver.onChange(() => heardHere++);
+    elsewhere.onChange(() => heardThere++);
+    // onChange starts LISTEN in the background: publish until a change is heard across connections.
+    for (let i = 0; i < 100 && heardThere === 0; i++) {
+      await publisher.publish('warm-up', i);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(heardThere).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const here0 = heardHere;
+    const there0 = heardThere;
+
+    await publisher.publish('g', 1);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(heardHere).toBe(here0 + 1); // told at once, before any round trip
+    await until(() => heardThere > there0);
+    expect(heardThere).toBe(there0 + 1);
+    // Its own notice comes back through LISTEN too: it must be skipped, not heard again.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(heardHere).toBe(here0 + 1);
+    for (const t of [publisher, sameDriver, elsewhere]) await t.close();
+    await mine.close();
+    await other.close();
+  });
+});
