@@ -71,6 +71,7 @@ export function leasehold(form: Form): PgContender {
   const schema = `bench_lh_${form.toLowerCase().replace(/-/g, '_')}`;
   let url = '';
   let admin: pg.Pool;
+  let filler: PostgresTransport;
   // 'ackAndClaim-before': as this driver was before the notices moved out of the transaction and
   // statements were prepared (the SQL functions are the current ones), for a same-run comparison.
   const before = form === 'ackAndClaim-before';
@@ -93,22 +94,21 @@ export function leasehold(form: Form): PgContender {
       url = u;
       admin = await warmPool(url, 1);
       await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      const t = transportOn(admin);
-      await t.stats(); // migrates and opens the default queue
-      await t.close();
+      filler = transportOn(admin);
+      await filler.stats(); // migrates and opens the default queue
     },
     async fill(n, groups) {
       await admin.query(`TRUNCATE ${schema}.lh_messages, ${schema}.lh_groups`);
-      const t = transportOn(admin);
       for (let i = 0; i < n; i += 2000) {
         const items = Array.from({ length: Math.min(2000, n - i) }, (_, k) => ({ groupId: `g${(i + k) % groups}`, event: { n: i + k } }));
-        await t.publishMany(items);
+        await filler.publishMany(items);
       }
-      await t.close();
       await admin.query(`ANALYZE ${schema}.lh_groups, ${schema}.lh_messages`);
     },
     async start(workers) {
-      const pool = await warmPool(url, workers);
+      // One connection per worker, and one for the change notices fromPg sends after commits
+      // (as graphile-worker gets one for its LISTEN).
+      const pool = await warmPool(url, workers + 1);
       const t = transportOn(pool);
       await t.stats();
       const held: (Lease | null)[] = Array.from({ length: workers }, () => null);
@@ -141,6 +141,7 @@ export function leasehold(form: Form): PgContender {
       });
     },
     async close() {
+      await filler.close();
       await admin.end();
     },
   };
