@@ -47,6 +47,12 @@ process.on('uncaughtException', (e) => {
   server.stop();
   process.exit(1);
 });
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    server.stop();
+    process.exit(130);
+  });
+}
 
 /** `--profile`: the statements (inside functions too) that took the most server time, from pg_stat_statements. */
 async function printProfile(): Promise<void> {
