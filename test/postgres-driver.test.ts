@@ -1,6 +1,6 @@
 /**
  * The node-postgres driver's two speed measures, on the run's real server: calls run as named
- * prepared statements (unless turned off), and change notices are sent after the change
+ * prepared statements (unless turned off), and an ack's change notice is sent after the ack
  * committed, outside it — heard at once by listeners of the same driver, through LISTEN by
  * everyone else, and never by a listener of the same driver twice for one change.
  */
@@ -80,11 +80,13 @@ describe('fromPg', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(heardThere).toBeGreaterThan(0);
+
+    // An ack's notice is the one the driver sends after the commit (publishes NOTIFY in their transaction).
+    const lease = (await publisher.claim('w', 60_000))!;
     await new Promise((resolve) => setTimeout(resolve, 100));
     const here0 = heardHere;
     const there0 = heardThere;
-
-    await publisher.publish('g', 1);
+    await publisher.ack(lease);
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(heardHere).toBe(here0 + 1); // told at once, before any round trip
     await until(() => heardThere > there0);

@@ -161,9 +161,9 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const now = this.#now();
     const q = await this.#open();
     const [row] = await this.#db.query<{ seq: string }>(`SELECT ${this.#fn('lh_publish', 9)} AS seq`, [
-      q.id, q.seqs, encodeId(groupId), json, priority, key === null ? null : encodeId(key), delayMs, now, this.#inline(q),
+      q.id, q.seqs, encodeId(groupId), json, priority, key === null ? null : encodeId(key), delayMs, now, q.channel,
     ]);
-    this.#changed(q);
+    this.#changed(null);
     return Number(row!.seq);
   }
 
@@ -177,8 +177,8 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     if (checked.length === 0) return [];
     const now = this.#now();
     const q = await this.#open();
-    const rows = await this.#db.query<{ o_seq: string }>(`SELECT o_seq FROM ${this.#fn('lh_publish_many', 5)}`, [q.id, q.seqs, JSON.stringify(checked), now, this.#inline(q)]);
-    this.#changed(q);
+    const rows = await this.#db.query<{ o_seq: string }>(`SELECT o_seq FROM ${this.#fn('lh_publish_many', 5)}`, [q.id, q.seqs, JSON.stringify(checked), now, q.channel]);
+    this.#changed(null);
     return rows.map((r) => Number(r.o_seq));
   }
 
@@ -246,9 +246,9 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
-    const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_release', 8)} AS ok`, [q.id, ...heldBy(lease), delayMs, now, this.#inline(q)]);
+    const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_release', 8)} AS ok`, [q.id, ...heldBy(lease), delayMs, now, q.channel]);
     if (!row!.ok) throw lost(lease);
-    this.#changed(q);
+    this.#changed(null);
   }
 
   async extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>> {
@@ -298,12 +298,12 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
-    const [row] = await this.#db.query<{ outcome: number }>(`SELECT ${this.#fn('lh_cancel', 4)} AS outcome`, [q.id, seq, now, this.#inline(q)]);
+    const [row] = await this.#db.query<{ outcome: number }>(`SELECT ${this.#fn('lh_cancel', 4)} AS outcome`, [q.id, seq, now, q.channel]);
     const outcome = row!.outcome;
     if (outcome === -1) {
       throw new LeaseholdError('MESSAGE_LEASED', `message ${seq} is under a live lease and cannot be cancelled; cancel it after its holder acks or nacks it, or once the lease runs out`);
     }
-    if (outcome === 2) this.#changed(q);
+    if (outcome === 2) this.#changed(null);
     return outcome > 0;
   }
 
@@ -326,9 +326,9 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     checkSeq(seq);
     this.#ensureOpen();
     const q = await this.#open();
-    const [row] = await this.#db.query<{ seq: string | null }>(`SELECT ${this.#fn('lh_redrive', 4)} AS seq`, [q.id, q.seqs, seq, this.#inline(q)]);
+    const [row] = await this.#db.query<{ seq: string | null }>(`SELECT ${this.#fn('lh_redrive', 4)} AS seq`, [q.id, q.seqs, seq, q.channel]);
     if (row!.seq === null) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
-    this.#changed(q);
+    this.#changed(null);
     return Number(row!.seq);
   }
 
@@ -367,17 +367,23 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   /**
-   * The channel the server-side functions NOTIFY inside their transaction, or null when the
-   * driver sends notices after the commit itself (`db.notify`: a server, where an in-transaction
-   * NOTIFY would make concurrent commits queue for one flush at a time).
+   * For acks, the hot path of every consumer: the channel the server-side function NOTIFYs inside
+   * its transaction, or null when the driver sends the notice after the commit itself
+   * (`db.notify`, a server: an in-transaction NOTIFY holds a database-wide lock through the
+   * commit flush, so concurrent acks would commit one flush at a time). Publishes, nacks,
+   * cancels and redrives always NOTIFY inside their transaction: their notice then cannot be
+   * lost to a process that ends right after the call.
    */
   #inline(q: QueueRefs): string | null {
     return this.#db.notify ? null : q.channel;
   }
 
-  /** After a change this object committed: announce it (when the driver sends notices) and tell listeners now, unless the notice will come through LISTEN. */
-  #changed(q: QueueRefs): void {
-    this.#db.notify?.(q.channel);
+  /**
+   * After a change this object committed: announce it (`q`: an ack whose notice the driver sends
+   * after the commit) and tell listeners now, unless the notice will come through LISTEN.
+   */
+  #changed(q: QueueRefs | null): void {
+    if (q) this.#db.notify?.(q.channel);
     if (!this.#listening) this.#listeners.notify();
   }
 
