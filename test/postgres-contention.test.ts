@@ -37,12 +37,13 @@ describe('PostgreSQL server: contention across processes', () => {
         `${history.filter((e) => e.op === 'ack' && !e.ok).length} stale acks refused, ${result.deadlocks} deadlocks broken, ${(result.ms / 1000).toFixed(1)} s`,
     );
     expect(result.childFailures).toEqual([]);
-    // The only storage error allowed: a deadlock PostgreSQL broke (rare; the victim's call
-    // changed nothing and the worker retries). SKIP LOCKED still waits when it must lock a newer
-    // version of a row that another transaction locked, so an ackAndClaim (holding the acked
-    // group's row) and a publishMany (holding its groups' rows) can wait for each other.
+    // No storage error at all. SKIP LOCKED still waits when it must lock a newer version of a row
+    // another transaction holds, so an ackAndClaim (holding the acked group's row) and a
+    // publishMany or another ackAndClaim can deadlock; the server aborts one statement, which
+    // changed nothing, and the driver runs it again (test/postgres-driver.test.ts), so no caller
+    // sees it.
     expect(result.storageDetails).toEqual([]);
-    expect(result.storageErrors).toEqual(result.deadlocks > 0 ? { STORAGE_BUSY: result.deadlocks } : {});
+    expect(result.storageErrors).toEqual({});
     expect(verdict).toEqual({ lost: [], unexpected: [], duplicated: [], overlapping: [], fifoBreaks: [], staleAccepted: [] });
     expect(result.toldButMissing).toEqual([]);
     expect(result.remaining).toEqual([]);

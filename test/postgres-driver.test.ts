@@ -99,3 +99,62 @@ describe('fromPg', () => {
     await other.close();
   });
 });
+
+describe('fromPg and conflicts the server breaks', () => {
+  it('runs an autocommit statement the server aborted to break a deadlock again, and it succeeds', async () => {
+    const admin = pool(2);
+    const s = schema();
+    await admin.query(`CREATE SCHEMA ${s}`);
+    await admin.query(`CREATE TABLE ${s}.rows (id int PRIMARY KEY, n int NOT NULL)`);
+    await admin.query(`INSERT INTO ${s}.rows VALUES (1, 0), (2, 0)`);
+    // One statement that locks row $1, then row $2: its own transaction, as every leasehold call is.
+    await admin.query(`CREATE FUNCTION ${s}.bump_both(a int, b int) RETURNS int LANGUAGE sql AS $$
+      UPDATE ${s}.rows SET n = n + 1 WHERE id = a; UPDATE ${s}.rows SET n = n + 1 WHERE id = b; SELECT 1 $$`);
+    const db = fromPg(pool(1));
+    const other = await admin.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`UPDATE ${s}.rows SET n = n + 1 WHERE id = 1`);
+      // The statement locks row 2 and waits for row 1, held by the other transaction…
+      const call = db.query(`SELECT ${s}.bump_both($1, $2) AS r`, [2, 1]);
+      const waiting = async () =>
+        Number((await admin.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%bump_both%'`)).rows[0].n) > 0;
+      for (let i = 0; i < 500 && !(await waiting()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await waiting()).toBe(true);
+      const deadlocksBefore = Number((await admin.query('SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()')).rows[0].deadlocks);
+      // …which now wants row 2: a deadlock. The statement waited first, so its deadlock check runs
+      // first and the server aborts it (nothing of it applied); the other transaction goes on.
+      await other.query(`UPDATE ${s}.rows SET n = n + 1 WHERE id = 2`);
+      await other.query('COMMIT');
+      await expect(call).resolves.toEqual([{ r: 1 }]);
+      // Each row was changed once by each party: the aborted run left nothing behind.
+      expect((await admin.query(`SELECT id, n FROM ${s}.rows ORDER BY id`)).rows).toEqual([{ id: 1, n: 2 }, { id: 2, n: 2 }]);
+      // And the conflict did happen (the server counts the deadlocks it broke; its statistics may lag).
+      let deadlocks = deadlocksBefore;
+      for (let i = 0; i < 200 && deadlocks === deadlocksBefore; i++) {
+        await admin.query('SELECT pg_stat_clear_snapshot()');
+        deadlocks = Number((await admin.query('SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()')).rows[0].deadlocks);
+        if (deadlocks === deadlocksBefore) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(deadlocks).toBe(deadlocksBefore + 1);
+    } finally {
+      other.release();
+      await db.close();
+    }
+  });
+
+  it('does not run again a statement that failed for any other reason', async () => {
+    const admin = pool(1);
+    const s = schema();
+    await admin.query(`CREATE SCHEMA ${s}`);
+    await admin.query(`CREATE TABLE ${s}.calls (n int)`);
+    // Counts its runs in a sequence (not rolled back with the failure), then fails with a unique violation.
+    await admin.query(`CREATE SEQUENCE ${s}.runs`);
+    await admin.query(`CREATE FUNCTION ${s}.fail(x int) RETURNS int LANGUAGE plpgsql AS $$
+      BEGIN PERFORM nextval('${s}.runs'); RAISE unique_violation USING MESSAGE = 'no'; END $$`);
+    const db = fromPg(pool(1));
+    await expect(db.query(`SELECT ${s}.fail($1)`, [1])).rejects.toThrow('no');
+    expect(Number((await admin.query(`SELECT last_value FROM ${s}.runs`)).rows[0].last_value)).toBe(1);
+    await db.close();
+  });
+});

@@ -4,7 +4,7 @@
  * imports `pg`: the application creates the pool (and chooses its size, TLS, timeouts) and ends
  * it when done.
  */
-import { ClosedError } from '../errors.js';
+import { ClosedError, StorageError } from '../errors.js';
 import { checkChannel, type PgDatabase, type PgQueryable, toPgStorageError } from './driver.js';
 
 // Host globals every runtime node-postgres runs on has; declared here because the core type
@@ -43,6 +43,15 @@ function labelOf(pool: PgPoolLike): string {
   return `${o.host ?? 'localhost'}:${o.port ?? 5432}/${o.database ?? ''}`;
 }
 
+/** How many times an autocommit statement is run when the server aborts it for a conflict. */
+const CONFLICT_ATTEMPTS = 5;
+
+/** A deadlock (40P01) or serialization failure (40001) the server broke by aborting this statement. */
+function isConflict(error: unknown): boolean {
+  const code = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return error instanceof StorageError && error.code === 'STORAGE_BUSY' && (code === '40P01' || code === '40001');
+}
+
 /** Options of {@link fromPg}. */
 export interface FromPgOptions {
   /**
@@ -58,7 +67,11 @@ export interface FromPgOptions {
  * Wraps a node-postgres `Pool`. Each autocommit statement takes any free connection; each
  * transaction holds one for its duration; `listen` holds one more while anybody listens, and
  * re-establishes it (with back-off) after the server went away. Change notices are sent after
- * the change committed, in a transaction of their own (see {@link PgDatabase.notify}).
+ * the change committed, in a transaction of their own (see {@link PgDatabase.notify}). An
+ * autocommit statement the server aborted to break a deadlock or a serialization conflict
+ * (SQLSTATE 40P01, 40001) changed nothing and is run again, up to 5 times in all, before its
+ * `StorageError` (`STORAGE_BUSY`) reaches the caller; statements inside `transaction()` are not
+ * (the body decides).
  *
  * Adds an `'error'` listener to the pool: without one, node-postgres turns an idle connection
  * dropped by the server (a restart, a failover) into an uncaught exception that ends the process.
@@ -87,12 +100,28 @@ export function fromPg(pool: PgPoolLike, options?: FromPgOptions): PgDatabase {
   };
   // Only parameterized SELECTs (every transport and store call) are prepared: migrations and
   // other one-off statements are not worth a statement slot on each connection.
-  const runAutocommit = async <R>(text: string, params?: readonly unknown[]): Promise<R[]> => {
+  const runOnce = async <R>(text: string, params?: readonly unknown[]): Promise<R[]> => {
     if (!prepared || !params?.length || !text.startsWith('SELECT')) return run<R>(pool, text, params);
     try {
       return (await pool.query({ name: statementName(text), text, values: params as unknown[] })).rows as R[];
     } catch (error) {
       throw toPgStorageError(error, label);
+    }
+  };
+  // A statement on its own is its own transaction: when the server aborts it to break a deadlock
+  // or a serialization conflict, nothing of it was applied, so running it again is safe. Such
+  // deadlocks happen under contention even though every call locks its group rows in one order:
+  // FOR UPDATE SKIP LOCKED skips a locked row but still waits to lock the newer version of a row
+  // another transaction updated and still holds (docs/postgres.md). The retry waits a little,
+  // longer each time, with jitter so the two parties of a deadlock do not meet again.
+  const runAutocommit = async <R>(text: string, params?: readonly unknown[]): Promise<R[]> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await runOnce<R>(text, params);
+      } catch (error) {
+        if (attempt >= CONFLICT_ATTEMPTS || !isConflict(error)) throw error;
+        await new Promise<void>((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+      }
     }
   };
   // Marks the notices this driver sends, so its own listeners, told at once, skip their echo.
