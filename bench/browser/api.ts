@@ -53,6 +53,8 @@ interface Context {
   openPage(lane: Lane): Promise<Page>;
   /** Floor pair rates from the worker rows, by `${lane.key} durability ${durability}`. */
   floors: Map<string, number>;
+  /** Only the shapes whose title contains this text. */
+  only?: string | undefined;
 }
 
 export async function apiRows(lanes: Lane[], ctx: Context): Promise<{ rows: BenchRow[]; setups: ApiSetup[] }> {
@@ -83,6 +85,7 @@ export async function apiRows(lanes: Lane[], ctx: Context): Promise<{ rows: Benc
   for (const durability of ['normal', 'full'] as const) {
     for (const shape of SHAPES) {
       if (shape.batches && !batches) continue;
+      if (ctx.only !== undefined && !shape.title.includes(ctx.only)) continue;
       process.stderr.write(`api, ${durability}: ${shape.title}… `);
       const entrants = setups
         .filter((s) => s.durability === durability)

@@ -8,6 +8,10 @@
  * and from a second, forwarding tab, with 1, 4 and 16 consumers (group commit), batches, both
  * durabilities; and fair service with 8 loops forwarding from another tab.
  * Prints Markdown tables and writes bench/results/browser-<time>.json.
+ *
+ * While working on one figure: `--lane=profile|incognito` keeps one lane, and `--api=<text>` runs
+ * only the API rows whose title contains <text> (and the in-worker rows at one backlog, for the
+ * floor), skipping the file-handle and fair-service sections. Quote only full runs.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -20,6 +24,10 @@ import { type BenchRow, median, spreadOf, table, times } from '../lib.js';
 import { apiRows, type ApiSetup, fairness, type FairnessFigures } from './api.js';
 
 const quick = process.argv.includes('--quick');
+const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const onlyLane = option('lane');
+const onlyApi = option('api');
+if (onlyLane !== undefined && onlyLane !== 'profile' && onlyLane !== 'incognito') throw new RangeError('--lane must be profile or incognito');
 const runs = quick ? 3 : 5;
 const port = Number(process.env.BENCH_PORT ?? 4180);
 const root = new URL('.', import.meta.url).pathname;
@@ -51,9 +59,9 @@ const profileDir = mkdtempSync(join(os.tmpdir(), 'leasehold-bench-profile-'));
 const persistent = await chromium.launchPersistentContext(profileDir, { executablePath, args: chromiumArgs });
 const browser = await chromium.launch({ executablePath, args: chromiumArgs });
 const lanes: Lane[] = [
-  { key: 'profile', label: 'profile on disk', context: persistent, scale: 1 },
-  { key: 'incognito', label: 'private window (incognito)', context: await browser.newContext(), scale: 0.2 },
-];
+  { key: 'profile' as const, label: 'profile on disk', context: persistent, scale: 1 },
+  { key: 'incognito' as const, label: 'private window (incognito)', context: await browser.newContext(), scale: 0.2 },
+].filter((lane) => onlyLane === undefined || lane.key === onlyLane);
 
 export async function openPage(lane: Lane): Promise<Page> {
   const page = await lane.context.newPage();
@@ -71,9 +79,9 @@ const ops = (lane: Lane, n: number) => Math.max(20, Math.round(n * lane.scale * 
 try {
   for (const lane of lanes) lane.page = await openPage(lane);
 
-  process.stderr.write('file handles… ');
   const handleRates = new Map<string, number[]>();
-  for (let round = 0; round <= runs; round++) {
+  if (onlyApi === undefined) process.stderr.write('file handles… ');
+  for (let round = 0; round <= (onlyApi === undefined ? runs : -1); round++) {
     for (const lane of lanes) {
       const results = await lane.page!.evaluate((r) => (window as any).bench.handles(r), { calls: ops(lane, 2_000), runs: 1 });
       if (round === 0) continue;
@@ -84,9 +92,9 @@ try {
     }
   }
   for (const [key, micros] of handleRates) handleRows.push(row('one FileSystemSyncAccessHandle call', key, micros));
-  process.stderr.write('done\n');
+  if (onlyApi === undefined) process.stderr.write('done\n');
 
-  const backlogs = quick ? [1_000] : [1_000, 10_000, 100_000];
+  const backlogs = quick || onlyApi !== undefined ? [1_000] : [1_000, 10_000, 100_000];
   const floors = new Map<string, number>();
   for (const backlog of backlogs) {
     for (const lane of lanes) {
@@ -106,8 +114,8 @@ try {
     }
   }
 
-  api = await apiRows(lanes, { runs, quick, ops, openPage, floors });
-  for (const lane of lanes) fair.push(await fairness(lane, api.setups.find((s) => s.lane === lane && s.durability === 'normal')!));
+  api = await apiRows(lanes, { runs, quick, ops, openPage, floors, only: onlyApi });
+  if (onlyApi === undefined) for (const lane of lanes) fair.push(await fairness(lane, api.setups.find((s) => s.lane === lane && s.durability === 'normal')!));
 } finally {
   await persistent.close();
   await browser.close();
@@ -125,7 +133,8 @@ const fairTable = [
   ...fair.map((f) => `| ${f.lane} | ${f.ownP50} / ${f.ownP99} | ${f.forwardedP50} / ${f.forwardedP99} | ${(f.ownP99 / f.forwardedP99).toFixed(2)} | ${f.closeMs} |`),
 ].join('\n');
 console.log(`\n### browser (Chromium ${browser.version()}${quick ? ', --quick' : ''})\n`);
-console.log(`${table(handleRows, 'µs per call')}\n\n${table(workerRows)}\n\n${table(api.rows, 'messages/s')}\n\n**fair service: 8 loops forwarding from a second tab, the owner tab publishing one at a time**\n\n${fairTable}`);
+console.log(`${table(handleRows, 'µs per call')}\n\n${table(workerRows)}\n\n${table(api.rows, 'messages/s')}`);
+if (fair.length > 0) console.log(`\n**fair service: 8 loops forwarding from a second tab, the owner tab publishing one at a time**\n\n${fairTable}`);
 const started = new Date();
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
 const file = new URL(`../results/browser-${started.toISOString().replace(/[:.]/g, '-')}.json`, import.meta.url);
@@ -136,6 +145,8 @@ writeFileSync(
       started: started.toISOString(),
       quick,
       runs,
+      ...(onlyLane === undefined ? {} : { lane: onlyLane }),
+      ...(onlyApi === undefined ? {} : { api: onlyApi }),
       machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, load: os.loadavg(), node: process.version },
       chromium: browser.version(),
       handles: handleRows,
