@@ -5,7 +5,8 @@
 import type { Page } from '@playwright/test';
 
 export interface Record {
-  kind: 'claimed' | 'acked' | 'lost';
+  /** 'sending': an ack is about to be sent (reported first, so a tab closed before its answer came has told). */
+  kind: 'claimed' | 'sending' | 'acked' | 'lost';
   tab: number;
   seq: number;
   groupId: string;
@@ -58,6 +59,7 @@ export async function startConsumer(page: Page, options: { visibilityMs: number;
         await w.record({ kind: 'claimed', ...base, at: Date.now() });
         if (o.workMs > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * o.workMs));
         const sentAt = Date.now();
+        await w.record({ kind: 'sending', ...base, at: sentAt });
         try {
           await w.db.transport.ack(lease);
           await w.record({ kind: 'acked', ...base, at: sentAt });
@@ -73,7 +75,12 @@ export async function startConsumer(page: Page, options: { visibilityMs: number;
 /** Checks a finished run: returns a list of violations (empty when all is well). */
 export function checkRun(records: Record[], published: { seq: number; groupId: string; n: number }[]): string[] {
   const problems: string[] = [];
-  const acked = records.filter((r) => r.kind === 'acked');
+  // An ack sent by a tab that was closed before the answer came took effect if its message is
+  // gone (every run ends with an empty queue) and nobody else acked it.
+  const answered = new Set(records.filter((r) => r.kind === 'acked' || r.kind === 'lost').map((r) => `${r.tab} ${r.seq}#${r.attempt}`));
+  const unanswered = records.filter((r) => r.kind === 'sending' && !answered.has(`${r.tab} ${r.seq}#${r.attempt}`));
+  const ackedByAnswer = new Set(records.filter((r) => r.kind === 'acked').map((r) => r.seq));
+  const acked = [...records.filter((r) => r.kind === 'acked'), ...unanswered.filter((r) => !ackedByAnswer.has(r.seq)).map((r) => ({ ...r, kind: 'acked' as const }))];
   const ackCount = new Map<number, number>();
   for (const r of acked) ackCount.set(r.seq, (ackCount.get(r.seq) ?? 0) + 1);
   for (const p of published) {
@@ -83,7 +90,7 @@ export function checkRun(records: Record[], published: { seq: number; groupId: s
   if (acked.length !== published.length) problems.push(`${acked.length} acks for ${published.length} messages`);
   // Per group: the leases that ended in an ack never overlap, and acks follow publish order.
   const byGroup = new Map<string, Record[]>();
-  for (const r of records) byGroup.set(r.groupId, [...(byGroup.get(r.groupId) ?? []), r]);
+  for (const r of [...records.filter((r) => r.kind === 'claimed'), ...acked]) byGroup.set(r.groupId, [...(byGroup.get(r.groupId) ?? []), r]);
   for (const [groupId, rs] of byGroup) {
     const intervals = rs
       .filter((r) => r.kind === 'acked')
