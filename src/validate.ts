@@ -14,10 +14,20 @@ function describe(value: unknown): string {
   return String(value);
 }
 
-/** A non-empty string (group ids, worker ids, execution ids, event ids, keys, paths). */
+/** A high surrogate not followed by a low one, or a low one without a high one before it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * A non-empty string of well-formed Unicode (group ids, worker ids, execution ids, event ids,
+ * keys, paths). SQLite and PostgreSQL store text as UTF-8, where a lone UTF-16 surrogate becomes
+ * U+FFFD: two different ids would become one (two groups sharing one lease) and come back
+ * changed, so such an id is refused on every backend alike.
+ */
 export function checkId(name: string, value: unknown): asserts value is string {
   if (typeof value !== 'string') throw new TypeError(`${name} must be a non-empty string, got ${describe(value)}`);
   if (value.length === 0) throw new RangeError(`${name} must be a non-empty string, got ""`);
+  const lone = LONE_SURROGATE.exec(value);
+  if (lone) throw new RangeError(`${name} must be well-formed Unicode: it has a lone surrogate (U+${lone[0].charCodeAt(0).toString(16).toUpperCase()}) at index ${lone.index}`);
 }
 
 /** An integer in [min, max] (priorities, attempts). */

@@ -47,6 +47,12 @@ const catalogue: [string, (w: World) => Promise<unknown>, Expect | null, ((resul
   ['publish: group id a number', (w) => w.transport.publish(7 as never, 1), TypeError],
   ['publish: group id empty', (w) => w.transport.publish('', 1), RangeError],
   ['publish: group id null', (w) => w.transport.publish(null as never, 1), TypeError],
+  // UTF-8 storage would turn both lone surrogates into U+FFFD: two groups would become one.
+  ['publish: group id with a lone high surrogate', (w) => w.transport.publish('g\uD800', 1), RangeError],
+  ['publish: group id with a lone low surrogate', (w) => w.transport.publish('\uDC00g', 1), RangeError],
+  ['publish: key with a lone surrogate', (w) => w.transport.publish('g', 1, { key: 'k\uDBFF' }), RangeError],
+  ['claim: worker id with a lone surrogate', (w) => w.transport.claim('w\uDFFF', 10), RangeError],
+  ['store.commit: execution id with a lone surrogate', (w) => w.store.commit({ id: 'e\uD83D', version: 0 }), RangeError],
   ['publish: priority NaN', (w) => w.transport.publish('g', 1, { priority: NaN }), RangeError],
   ['publish: priority Infinity', (w) => w.transport.publish('g', 1, { priority: Infinity }), RangeError],
   ['publish: key an object', (w) => w.transport.publish('g', 1, { key: {} as never }), TypeError],

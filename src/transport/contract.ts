@@ -205,6 +205,8 @@ export interface TransportSnapshot<E = unknown> {
  * A durable, lease-based queue. Every method returns a Promise and validates its arguments
  * first: a wrong type rejects with `TypeError`, a bad value with `RangeError`, naming the
  * argument, and nothing is changed. After `close()` every call rejects with `ClosedError`.
+ * Ids (group, worker, key) are non-empty strings of well-formed Unicode: a lone UTF-16
+ * surrogate is a `RangeError` on every backend, since UTF-8 storage would turn it into U+FFFD.
  */
 export interface Transport<E = unknown> {
   /**
