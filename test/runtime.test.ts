@@ -61,11 +61,23 @@ describe('Runtime options', () => {
     await expect(runtime.send('', {})).rejects.toThrow(RangeError);
     await expect(runtime.send('x', null as never)).rejects.toThrow(TypeError);
     await expect(runtime.send('x', { id: 3 as never })).rejects.toThrow('event.id');
+    await expect(runtime.send('x', { id: 'e\uD800' })).rejects.toThrow(/event\.id must be well-formed Unicode/);
     await expect(runtime.send('x', {}, { priority: 9 })).rejects.toThrow('options.priority');
     await expect(runtime.createExecution('x', [] as never)).rejects.toThrow('fields');
     await expect(runtime.suspend(1 as never)).rejects.toThrow('executionId');
     await expect(runtime.resume('nobody')).rejects.toThrow('does not exist');
     expect((await options.transport.inspect()).groups).toEqual([]);
+  });
+
+  it('fails an event published around send() whose id has a lone surrogate, and keeps it queued for its retries', async () => {
+    const options = valid();
+    const runtime = new Runtime(options);
+    await runtime.createExecution('x');
+    await options.transport.publish('x', { id: 'e\uDC00' });
+    const result = await runtime.step();
+    expect(result).toMatchObject({ kind: 'failed', executionId: 'x', eventId: 'seq:1' });
+    expect(String((result as { error: unknown }).error)).toMatch(/well-formed Unicode/);
+    expect((await options.transport.inspect()).groups.map((g) => [g.groupId, g.messages.length])).toEqual([['x', 1]]);
   });
 
   it('gives an event without an id a fresh one, and never changes the caller\'s object', async () => {

@@ -7,7 +7,7 @@
 import { ClosedError, LeaseLostError, StoreConflictError } from '../errors.js';
 import type { Execution } from '../store/contract.js';
 import type { Lease } from '../transport/contract.js';
-import { readClock } from '../validate.js';
+import { isId, readClock } from '../validate.js';
 import { isTimeoutFor, readControl, writeControl, type ControlState } from './control.js';
 import { toChanges } from './effects.js';
 import type { Config } from './options.js';
@@ -38,7 +38,7 @@ export function backoff<X extends Execution>(cfg: Config<X>, attempt: number): n
 }
 
 function isEvent(value: unknown): value is RuntimeEvent {
-  return typeof value === 'object' && value !== null && typeof (value as RuntimeEvent).id === 'string' && (value as RuntimeEvent).id !== '';
+  return typeof value === 'object' && value !== null && isId((value as RuntimeEvent).id);
 }
 
 /** Handles the event `lease` holds and says what happened. */
@@ -48,7 +48,7 @@ export async function handleLease<X extends Execution>(cfg: Config<X>, lease: Le
   // An event without an id cannot be deduplicated; it is still retried (and dead-lettered by
   // maxAttempts), under a stand-in id for the report.
   const d: Delivery = { executionId, eventId: isEvent(event) ? event.id : `seq:${lease.seq}`, seq: lease.seq, attempt: lease.attempt };
-  if (!isEvent(event)) return fail(cfg, lease, d, new TypeError('event must be an object with a non-empty string id'));
+  if (!isEvent(event)) return fail(cfg, lease, d, new TypeError('event must be an object whose id is a non-empty string of well-formed Unicode'));
 
   const stored = await cfg.store.load(executionId);
   if (stored === undefined) {
