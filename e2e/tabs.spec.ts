@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { checkRun, exposeRecorder, openShared, type Record, startConsumer } from './support/consumers.js';
+import { checkRun, exposeRecorder, openShared, type Record, startConsumer, via } from './support/consumers.js';
 import { openLab, uniqueName } from './support/lab.js';
 
 const MESSAGES = 90;
@@ -53,41 +53,48 @@ for (const { tabs, messages, groups, visibilityMs, workMs, title } of variants) 
   });
 }
 
-test('when the owner tab closes, the other tabs carry on within a second and nothing is lost', async ({ context }) => {
-  test.setTimeout(120_000);
-  const name = uniqueName('failover');
-  const records: Record[] = [];
-  const pages = [];
-  for (let i = 0; i < 3; i++) {
-    const page = await context.newPage();
-    await openLab(page);
-    await exposeRecorder(page, i, records);
-    await openShared(page, name);
-    pages.push(page);
-  }
-  const published = await pages[0]!.evaluate(async () => {
-    const { db } = window as any;
-    const out = [];
-    for (let n = 0; n < 90; n++) out.push({ seq: await db.transport.publish(`g${n % 9}`, { n }), groupId: `g${n % 9}`, n });
-    return out;
+// Forwarding tabs reach the owner over a MessagePort the link broker (a SharedWorker) pairs, or
+// over the BroadcastChannel where there is none: both paths fail over the same way.
+for (const broker of [true, false]) {
+  test(`when the owner tab closes, the other tabs carry on within a second and nothing is lost (${broker ? 'port to the owner' : 'BroadcastChannel only'})`, async ({ context }) => {
+    test.setTimeout(120_000);
+    const name = uniqueName('failover');
+    const records: Record[] = [];
+    const pages = [];
+    for (let i = 0; i < 3; i++) {
+      const page = await context.newPage();
+      await openLab(page);
+      await exposeRecorder(page, i, records);
+      await openShared(page, name, { broker });
+      pages.push(page);
+    }
+    const path = broker ? 'port' : 'channel';
+    for (const page of pages.slice(1)) await expect.poll(() => via(page)).toBe(path);
+    const published = await pages[0]!.evaluate(async () => {
+      const { db } = window as any;
+      const out = [];
+      for (let n = 0; n < 90; n++) out.push({ seq: await db.transport.publish(`g${n % 9}`, { n }), groupId: `g${n % 9}`, n });
+      return out;
+    });
+    // Leases of 1.5 s: the closed tab's leases run out and go to the survivors.
+    for (const [i, page] of pages.entries()) await startConsumer(page, { visibilityMs: 1_500, workMs: 40, worker: `tab${i}` });
+    await expect.poll(() => records.filter((r) => r.kind === 'acked').length).toBeGreaterThan(15);
+
+    const ownerIndex = (await Promise.all(pages.map((p) => p.evaluate(async () => (await (window as any).db.owner()).isThisTab)))).indexOf(true);
+    expect(ownerIndex).toBeGreaterThanOrEqual(0);
+    const closedAt = Date.now();
+    await pages[ownerIndex]!.close({ runBeforeUnload: false });
+    const survivors = pages.filter((_, i) => i !== ownerIndex);
+
+    await expect.poll(() => records.some((r) => r.kind === 'acked' && r.tab !== ownerIndex && r.at > closedAt), { timeout: 5_000 }).toBe(true);
+    const firstAckAfter = Math.min(...records.filter((r) => r.kind === 'acked' && r.tab !== ownerIndex && r.at > closedAt).map((r) => r.at));
+    expect(firstAckAfter - closedAt).toBeLessThan(1_000);
+
+    await Promise.all(survivors.map((p) => p.evaluate(() => (window as any).consumerDone)));
+    const owners = await Promise.all(survivors.map((p) => p.evaluate(() => (window as any).db.owner())));
+    expect(owners.filter((o) => o.isThisTab)).toHaveLength(1);
+    expect(owners.find((o) => !o.isThisTab).via).toBe(path);
+    // The closed tab's claims that never reached an ack were delivered again to a survivor.
+    expect(checkRun(records, published)).toEqual([]);
   });
-  // Leases of 1.5 s: the closed tab's leases run out and go to the survivors.
-  for (const [i, page] of pages.entries()) await startConsumer(page, { visibilityMs: 1_500, workMs: 40, worker: `tab${i}` });
-  await expect.poll(() => records.filter((r) => r.kind === 'acked').length).toBeGreaterThan(15);
-
-  const ownerIndex = (await Promise.all(pages.map((p) => p.evaluate(async () => (await (window as any).db.owner()).isThisTab)))).indexOf(true);
-  expect(ownerIndex).toBeGreaterThanOrEqual(0);
-  const closedAt = Date.now();
-  await pages[ownerIndex]!.close({ runBeforeUnload: false });
-  const survivors = pages.filter((_, i) => i !== ownerIndex);
-
-  await expect.poll(() => records.some((r) => r.kind === 'acked' && r.tab !== ownerIndex && r.at > closedAt), { timeout: 5_000 }).toBe(true);
-  const firstAckAfter = Math.min(...records.filter((r) => r.kind === 'acked' && r.tab !== ownerIndex && r.at > closedAt).map((r) => r.at));
-  expect(firstAckAfter - closedAt).toBeLessThan(1_000);
-
-  await Promise.all(survivors.map((p) => p.evaluate(() => (window as any).consumerDone)));
-  const owners = await Promise.all(survivors.map((p) => p.evaluate(() => (window as any).db.owner())));
-  expect(owners.filter((o) => o.isThisTab)).toHaveLength(1);
-  // The closed tab's claims that never reached an ack were delivered again to a survivor.
-  expect(checkRun(records, published)).toEqual([]);
-});
+}

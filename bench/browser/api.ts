@@ -1,6 +1,7 @@
 /**
  * The public-API rows of the browser benchmark: a database opened with `openBrowserDatabase` in
- * an owner tab and a second, forwarding tab, at a 100,000-message backlog (10,000 with --quick)
+ * an owner tab and a second, forwarding tab (and a third forwarding over the BroadcastChannel only,
+ * the fallback where there is no SharedWorker, for the single-call rows), at a 100,000-message backlog (10,000 with --quick)
  * that is topped up after every run; each workload measured in both lanes in turns, for both
  * durabilities. Then fair service: 8 loops forwarding from the second tab while the owner tab
  * publishes one call at a time, and how long the owner's close() takes meanwhile.
@@ -16,12 +17,14 @@ export interface ApiSetup {
   name: string;
   owner: Page;
   second: Page;
+  /** Forwards over the BroadcastChannel only (opened without the link broker). */
+  third: Page;
 }
 
 interface Shape {
   title: string;
   mode: LoopMode | 'publish' | 'publishMany';
-  tabs: 'owner' | 'second' | 'both';
+  tabs: 'owner' | 'second' | 'third' | 'both';
   loops: number;
   /** Operations per run in the profile lane, durability normal. */
   base: number;
@@ -33,8 +36,10 @@ const SHAPES: Shape[] = [
   { title: 'publishMany of 32, owner tab', mode: 'publishMany', tabs: 'owner', loops: 1, base: 8_000, batches: true },
   { title: 'claim + ack, 1 consumer, owner tab', mode: 'claim+ack', tabs: 'owner', loops: 1, base: 1_000 },
   { title: 'claim + ack, 1 consumer, second tab (forwarded)', mode: 'claim+ack', tabs: 'second', loops: 1, base: 1_000 },
+  { title: 'claim + ack, 1 consumer, third tab (forwarded, BroadcastChannel only)', mode: 'claim+ack', tabs: 'third', loops: 1, base: 1_000 },
   { title: 'ackAndClaim, 1 consumer, owner tab', mode: 'ackAndClaim', tabs: 'owner', loops: 1, base: 1_500 },
   { title: 'ackAndClaim, 1 consumer, second tab (forwarded)', mode: 'ackAndClaim', tabs: 'second', loops: 1, base: 1_500 },
+  { title: 'ackAndClaim, 1 consumer, third tab (forwarded, BroadcastChannel only)', mode: 'ackAndClaim', tabs: 'third', loops: 1, base: 1_500 },
   { title: 'ackAndClaim, 4 consumers, owner tab', mode: 'ackAndClaim', tabs: 'owner', loops: 4, base: 3_000 },
   { title: 'ackAndClaim, 16 consumers, owner tab', mode: 'ackAndClaim', tabs: 'owner', loops: 16, base: 4_000 },
   { title: 'ackAndClaim, 4 consumers across two tabs (2 + 2)', mode: 'ackAndClaim', tabs: 'both', loops: 4, base: 3_000 },
@@ -65,16 +70,24 @@ export async function apiRows(lanes: Lane[], ctx: Context): Promise<{ rows: Benc
       const name = `api-${lane.key}-${durability}-${Date.now().toString(36)}`;
       const owner = await ctx.openPage(lane);
       const second = await ctx.openPage(lane);
+      const third = await ctx.openPage(lane);
       await owner.evaluate((r) => (window as any).bench.fill(r), { fill: name, backlog, groups: 100 });
       // The owner tab opens first, so it owns the file.
-      for (const page of [owner, second]) {
-        await page.evaluate(async ({ name, durability }) => {
+      for (const page of [owner, second, third]) {
+        await page.evaluate(async ({ name, durability, noBroker }) => {
           const w = window as any;
           w.dbs ??= {};
-          w.dbs[name] = await w.bench.openBrowserDatabase({ name, durability });
-        }, { name, durability });
+          w.dbs[name] = await (noBroker ? w.bench.openWithoutBroker : w.bench.openBrowserDatabase)({ name, durability });
+        }, { name, durability, noBroker: page === third });
       }
-      setups.push({ lane, durability, name, owner, second });
+      // The port to the owner is paired a moment after open; the rows measure the path users get.
+      const via = await second.evaluate(async (name) => {
+        const db = (window as any).dbs[name];
+        for (let i = 0; i < 50 && (await db.owner()).via !== 'port'; i++) await new Promise((r) => setTimeout(r, 20));
+        return (await db.owner()).via;
+      }, name);
+      process.stderr.write(`${lane.label}, ${durability}: the second tab forwards via ${via}\n`);
+      setups.push({ lane, durability, name, owner, second, third });
     }
   }
   const batches = await setups[0]!.owner.evaluate((name) => (window as any).bench.hasBatches((window as any).dbs[name]), setups[0]!.name);
@@ -100,7 +113,7 @@ export async function apiRows(lanes: Lane[], ctx: Context): Promise<{ rows: Benc
     const rows = byWorkload.get(workload(setup))!;
     const floor = ctx.floors.get(`${setup.lane.key} durability ${setup.durability}`);
     for (const r of rows) {
-      const own = rows.find((o) => o.backend === r.backend.replace('second tab (forwarded)', 'owner tab'));
+      const own = rows.find((o) => o.backend === r.backend.replace(/(second|third) tab \(forwarded.*\)$/, 'owner tab'));
       if (r.backend.includes('forwarded') && own) r.note = `${times(own.opsPerSec, r.opsPerSec)} the owner tab's cost`;
       else if (floor && !r.backend.startsWith('publish')) r.note = `${times(r.opsPerSec, floor)} the floor pair rate`;
     }
@@ -126,7 +139,7 @@ async function measure(setup: ApiSetup, shape: Shape, ops: number): Promise<numb
   if (shape.tabs === 'both') {
     timed = await Promise.all([run(setup.owner, shape.loops / 2, ops / 2, 'owner'), run(setup.second, shape.loops / 2, ops / 2, 'second')]);
   } else {
-    timed = [await run(shape.tabs === 'owner' ? setup.owner : setup.second, shape.loops, ops, shape.tabs)];
+    timed = [await run(setup[shape.tabs], shape.loops, ops, shape.tabs)];
   }
   const done = timed.reduce((n, t) => n + t.done, 0);
   const elapsed = Math.max(...timed.map((t) => t.end)) - Math.min(...timed.map((t) => t.start));

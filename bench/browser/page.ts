@@ -1,6 +1,6 @@
 // The page half of the browser benchmark: exposes the in-worker benchmark, the raw file-handle
 // probe, the backlog filler and the page-side workloads to the Playwright driver (run.ts).
-import { openBrowserDatabase } from 'leasehold/browser';
+import { type BrowserDatabaseOptions, openBrowserDatabase } from 'leasehold/browser';
 import type { HandleRequest, HandleResult } from './handles.js';
 import type { FillRequest, WorkerRequest, WorkerResult } from './worker.js';
 import * as workloads from './workloads.js';
@@ -20,5 +20,8 @@ const inWorker = (request: WorkerRequest) => run<WorkerResult[]>(new Worker(new 
 const fill = (request: FillRequest) => run<[]>(new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' }), request);
 const handles = (request: HandleRequest) => run<HandleResult[]>(new Worker(new URL('./handles.ts', import.meta.url), { type: 'module' }), request);
 
-Object.assign(window, { bench: { inWorker, fill, handles, openBrowserDatabase, ...workloads } });
+/** The fallback path (`--broker=off`): forwarding over the BroadcastChannel only. */
+const openWithoutBroker = (options: BrowserDatabaseOptions) => openBrowserDatabase({ ...options, createBroker: () => null });
+
+Object.assign(window, { bench: { inWorker, fill, handles, openBrowserDatabase, openWithoutBroker, ...workloads } });
 document.querySelector('#status')!.textContent = 'ready';

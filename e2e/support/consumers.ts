@@ -21,11 +21,21 @@ export async function exposeRecorder(page: Page, tab: number, records: Record[])
 }
 
 /** Opens `name` on the system clock in `page` as `window.db`. */
-export async function openShared(page: Page, name: string): Promise<void> {
-  await page.evaluate(async (name) => {
-    const w = window as any;
-    w.db = await w.leasehold.openBrowserDatabase({ name });
-  }, name);
+export async function openShared(page: Page, name: string, options: { broker?: boolean } = {}): Promise<void> {
+  await page.evaluate(
+    async ({ name, broker }) => {
+      const w = window as any;
+      // Without the link broker, calls are forwarded over the BroadcastChannel only (as where the
+      // browser has no SharedWorker).
+      w.db = await w.leasehold.openBrowserDatabase({ name, ...(broker === false ? { createBroker: () => null } : {}) });
+    },
+    { name, broker: options.broker },
+  );
+}
+
+/** How a tab's calls reach the owner right now (`owner().via`). */
+export async function via(page: Page): Promise<string> {
+  return page.evaluate(async () => (await (window as any).db.owner()).via);
 }
 
 /**

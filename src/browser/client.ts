@@ -48,6 +48,12 @@ export interface BrowserDatabaseOptions {
   traceSql?: boolean;
   /** @internal Starts the host worker; tests and bundler setups can supply their own. */
   createWorker?: () => Worker;
+  /**
+   * @internal Starts the link broker (a SharedWorker that gives this tab's host a port straight to
+   * the owner's); returning `null` forwards over the BroadcastChannel only, as where the browser
+   * has no SharedWorker. Tests use it to run that path.
+   */
+  createBroker?: () => SharedWorker | null;
 }
 
 /**
@@ -113,7 +119,7 @@ export async function openBrowserDatabase<E = unknown, X extends Execution = Exe
   if (options.traceMax !== undefined) hostOptions.traceMax = options.traceMax;
   if (options.traceSql) hostOptions.traceSql = true;
   try {
-    await connection.open(hostOptions);
+    await connection.open(hostOptions, storage === 'opfs' ? startBroker(options) : undefined);
   } catch (error) {
     worker.terminate();
     throw error;
@@ -154,10 +160,10 @@ class Connection {
     worker.onerror = (event) => this.#fail(new StorageError('STORAGE_FAILED', `the leasehold host worker failed: ${event.message || 'it could not start'}`));
   }
 
-  open(options: HostOptions): Promise<void> {
+  open(options: HostOptions, broker?: MessagePort): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#opened = { resolve, reject };
-      this.#post({ kind: 'open', options });
+      this.#worker.postMessage({ kind: 'open', options, broker } satisfies PageToHost, broker ? [broker] : []);
     });
   }
 
@@ -316,6 +322,18 @@ function storeProxy<X extends Execution>(connection: Connection): ExecutionStore
       closed = true;
     },
   };
+}
+
+/** The page's port to the link broker (see broker.ts), or none: then calls take the BroadcastChannel. */
+function startBroker(options: BrowserDatabaseOptions): MessagePort | undefined {
+  try {
+    if (options.createBroker) return options.createBroker()?.port;
+    // SharedWorker is missing on Chrome for Android; some sandboxed frames refuse to start one.
+    if (typeof SharedWorker === 'undefined') return undefined;
+    return new SharedWorker(new URL('./broker.worker.js', import.meta.url), { type: 'module', name: 'leasehold:broker' }).port;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The error the SQL backend gives for arguments that cannot even be cloned to reach it. */

@@ -1,17 +1,20 @@
 /**
  * The host worker: one per tab and database. The hosts of a database elect an owner with the
  * Web Locks API (the lock is held for the owner's lifetime); only the owner opens the database.
- * Every other host forwards its page's calls to the owner over a BroadcastChannel and relays the
- * answers, so a page never knows or cares which tab owns the file. When the owner goes away the
- * lock passes to a waiting host, which opens the database and announces itself; calls still
- * waiting for an answer are sent again, and the owner's call journal answers any that were
- * already applied. No queue logic lives here: HostCore and the SQL backends do the work.
+ * Every other host forwards its page's calls to the owner and relays the answers, so a page never
+ * knows or cares which tab owns the file. Calls travel over a MessagePort straight to the owner's
+ * host when the link broker (broker.ts) has paired the two, else over the database's
+ * BroadcastChannel, which also carries announcements and change notices. When the owner goes
+ * away the lock passes to a waiting host, which opens the database and announces itself; calls
+ * still waiting for an answer are sent again (over the channel, until a port to the new owner is
+ * paired), and the owner's call journal answers any that were already applied. No queue logic
+ * lives here: HostCore and the SQL backends do the work.
  * @internal
  */
 import { StorageError } from '../errors.js';
 import { HostCore } from './core.js';
 import { explainStorageFailure, openHostDatabase, type OpenedDatabase } from './opfs.js';
-import type { HostOptions, HostToHost, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
+import type { BrokerToHost, HostOptions, HostToBroker, HostToHost, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
 import type { SqlTracer } from './trace.js';
 import { type AnswerMessage, type CallMessage, errorToWire } from './wire.js';
 
@@ -37,6 +40,12 @@ export function startHost(scope: Scope): void {
   let ownerError: unknown;
   let ownerId: string | null = null;
   let channel: BroadcastChannel | undefined;
+  /** The page's port to the link broker, when it started one. */
+  let broker: MessagePort | undefined;
+  /** A forwarding host's port to the owner `peer`; `ready` once calls may take it (see forward). */
+  let link: { peer: string; port: MessagePort; ready: boolean } | undefined;
+  /** An owner's ports to the hosts that forward to it. */
+  const links = new Set<MessagePort>();
   let releaseLock: (() => void) | undefined;
   /** Calls of this tab's page sent to another tab's owner, awaiting an answer. */
   const forwarded = new Map<string, { call: CallMessage; timer: ReturnType<typeof setTimeout> }>();
@@ -46,7 +55,9 @@ export function startHost(scope: Scope): void {
   let openTimer: ReturnType<typeof setTimeout> | undefined;
 
   const toPage = (message: HostToPage) => scope.postMessage(message);
-  const owner = (): OwnerInfo => ({ ownerId, isThisTab: ownerId === hostId });
+  const via = () => (ownerId === hostId ? 'self' : link?.ready && link.peer === ownerId ? 'port' : 'channel');
+  const owner = (): OwnerInfo => ({ ownerId, isThisTab: ownerId === hostId, via: via() });
+  const toBroker = (message: HostToBroker) => broker?.postMessage(message);
   const isOwner = () => ownerId === hostId;
 
   const settleOpen = (error?: unknown) => {
@@ -71,7 +82,7 @@ export function startHost(scope: Scope): void {
 
   const forward = (call: CallMessage) => {
     const timer = setTimeout(() => {
-      forwarded.delete(call.id);
+      settled(call.id);
       const error = new StorageError(
         'STORAGE_BUSY',
         `no tab answered for database ${JSON.stringify(options?.name)} within ${CALL_TIMEOUT_MS / 1000} s; the call may or may not have been applied. The tab that owns it may be frozen: close it, or retry.`,
@@ -79,7 +90,38 @@ export function startHost(scope: Scope): void {
       toPage({ kind: 'answer', id: call.id, ok: false, error: errorToWire(error) });
     }, CALL_TIMEOUT_MS);
     forwarded.set(call.id, { call, timer });
-    channel!.postMessage({ kind: 'call', from: hostId, call } satisfies HostToHost);
+    (link?.ready && link.peer === ownerId ? link.port : channel!).postMessage({ kind: 'call', from: hostId, call } satisfies HostToHost);
+  };
+
+  /**
+   * Calls take the port only once nothing sent over the channel waits for an answer, so a page's
+   * calls reach the owner in the order it made them, as over the channel alone.
+   */
+  const settled = (id: string) => {
+    forwarded.delete(id);
+    if (link && forwarded.size === 0) link.ready = true;
+  };
+
+  const dropLink = () => {
+    link?.port.close();
+    link = undefined;
+  };
+
+  const onBrokerMessage = ({ data }: MessageEvent<BrokerToHost>) => {
+    const { peer, port } = data;
+    if (data.side === 'owner' && isOwner() && !closing) {
+      // A forwarding host's link: its calls are answered on the same port.
+      links.add(port);
+      port.addEventListener('close', () => links.delete(port));
+      port.onmessage = (event: MessageEvent<HostToHost>) => void onChannelMessage(event.data, port);
+    } else if (data.side === 'caller' && peer === ownerId && !closing) {
+      dropLink();
+      link = { peer, port, ready: forwarded.size === 0 };
+      port.onmessage = (event: MessageEvent<HostToHost>) => void onChannelMessage(event.data, port);
+    } else {
+      // Paired with an owner that has since been replaced (or by a host now closing).
+      port.close();
+    }
   };
 
   const onPageCall = async (call: CallMessage) => {
@@ -110,6 +152,8 @@ export function startHost(scope: Scope): void {
       ownerError = error;
     }
     ownerId = hostId;
+    dropLink();
+    if (ownerError === undefined) toBroker({ kind: 'serve', hostId });
     channel?.postMessage({ kind: 'owner', hostId } satisfies HostToHost);
     toPage({ kind: 'owner', owner: owner() });
     settleOpen(ownerError);
@@ -122,21 +166,22 @@ export function startHost(scope: Scope): void {
     }
   };
 
-  const onChannelMessage = async (message: HostToHost) => {
+  /** `reply`: where a call came from and its answer goes (a link port, or the channel). */
+  const onChannelMessage = async (message: HostToHost, reply: MessagePort | BroadcastChannel = channel!) => {
     switch (message.kind) {
       case 'call': {
         if (!isOwner()) break;
         const answer = await serveLocally(message.call, true, message.from);
         // Unanswered, the caller's host sends the call again to the next owner (the journal
         // there would answer it had it been applied here; it was not: close drops queued calls).
-        if (!closing) channel!.postMessage({ kind: 'answer', to: message.from, answer } satisfies HostToHost);
+        if (!closing) reply.postMessage({ kind: 'answer', to: message.from, answer } satisfies HostToHost);
         break;
       }
       case 'answer': {
         const waiting = message.to === hostId ? forwarded.get(message.answer.id) : undefined;
         if (waiting) {
           clearTimeout(waiting.timer);
-          forwarded.delete(message.answer.id);
+          settled(message.answer.id);
           toPage(message.answer);
         }
         break;
@@ -147,6 +192,8 @@ export function startHost(scope: Scope): void {
       case 'owner':
         if (message.hostId === ownerId) break;
         ownerId = message.hostId;
+        dropLink();
+        toBroker({ kind: 'connect', from: hostId, to: message.hostId });
         toPage({ kind: 'owner', owner: owner() });
         settleOpen();
         // The previous owner may have died holding our calls: send them again.
@@ -158,8 +205,12 @@ export function startHost(scope: Scope): void {
     }
   };
 
-  const open = async (requested: HostOptions) => {
+  const open = async (requested: HostOptions, brokerPort?: MessagePort) => {
     options = requested;
+    if (brokerPort && requested.storage !== 'memory') {
+      broker = brokerPort;
+      broker.onmessage = onBrokerMessage;
+    }
     if (requested.storage === 'memory') {
       await becomeOwner();
       return;
@@ -196,6 +247,7 @@ export function startHost(scope: Scope): void {
 
   const close = async () => {
     closing = true;
+    if (isOwner()) toBroker({ kind: 'leave', hostId });
     for (const { timer } of forwarded.values()) clearTimeout(timer);
     forwarded.clear();
     try {
@@ -204,13 +256,16 @@ export function startHost(scope: Scope): void {
       opened?.release();
       releaseLock?.();
       channel?.close();
+      dropLink();
+      for (const port of links) port.close();
+      broker?.close();
       toPage({ kind: 'closed' });
     }
   };
 
   scope.addEventListener('message', (event) => {
     const message = event.data;
-    if (message.kind === 'open') void open(message.options);
+    if (message.kind === 'open') void open(message.options, message.broker);
     else if (message.kind === 'call') void onPageCall(message);
     else if (message.kind === 'close') void close();
   });

@@ -1,6 +1,7 @@
 /**
- * Messages between a page and its host worker, and between the host workers of one database
- * (over a BroadcastChannel). Types only.
+ * Messages between a page and its host worker, between the host workers of one database (over a
+ * BroadcastChannel, or a MessagePort the link broker paired), and between a host and the broker.
+ * Types only.
  * @internal
  */
 import type { AnswerMessage, CallMessage, WireError } from './wire.js';
@@ -20,9 +21,16 @@ export interface HostOptions {
 export interface OwnerInfo {
   ownerId: string | null;
   isThisTab: boolean;
+  /**
+   * How this tab's calls reach the owner: `'self'` (this tab is the owner), `'port'` (a
+   * MessagePort straight to the owner's worker) or `'channel'` (the BroadcastChannel: while the
+   * port is being set up, or where the browser has no SharedWorker). For diagnostics.
+   */
+  via?: 'self' | 'port' | 'channel';
 }
 
-export type PageToHost = { kind: 'open'; options: HostOptions } | CallMessage | { kind: 'close' };
+/** `broker`: a port to the link broker (a SharedWorker the page started), when the page has one. */
+export type PageToHost = { kind: 'open'; options: HostOptions; broker?: MessagePort } | CallMessage | { kind: 'close' };
 
 export type HostToPage =
   | { kind: 'opened'; owner: OwnerInfo }
@@ -32,10 +40,19 @@ export type HostToPage =
   | { kind: 'owner'; owner: OwnerInfo }
   | { kind: 'closed' };
 
-/** Between the host workers of one database. `to`/`from` are host ids. */
+/** Between the host workers of one database. `to`/`from` are host ids. Over a link port only `call` and `answer`. */
 export type HostToHost =
   | { kind: 'call'; from: string; call: CallMessage }
   | { kind: 'answer'; to: string; answer: AnswerMessage }
   | { kind: 'owner'; hostId: string }
   | { kind: 'who' }
   | { kind: 'changed'; queue: string };
+
+/** From a host to the link broker: `serve` (this host owns a database), `connect` (link me to owner `to`), `leave`. */
+export type HostToBroker = { kind: 'serve'; hostId: string } | { kind: 'connect'; from: string; to: string } | { kind: 'leave'; hostId: string };
+
+/**
+ * From the broker: a port whose other end is host `peer`. `side: 'owner'` goes to an owner (`peer`
+ * forwards to it), `'caller'` to a forwarding host (`peer` is the owner it asked for).
+ */
+export type BrokerToHost = { kind: 'link'; side: 'owner' | 'caller'; peer: string; port: MessagePort };

@@ -1,0 +1,121 @@
+/**
+ * How a forwarding host reaches the owner, in real Chromium: over a MessagePort the link broker (a
+ * SharedWorker) pairs, or over the BroadcastChannel when the page starts no broker (as where the
+ * browser has no SharedWorker). Two or three hosts of one database in this page stand for tabs:
+ * each is a real host worker, and they meet only through the broker and the channel.
+ */
+import { type BrowserDatabase, openBrowserDatabase } from 'leasehold/browser';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LeaseLostError } from '../../src/errors.js';
+import { freshName, removeOpfsPool } from './harness.js';
+
+const opened: BrowserDatabase[] = [];
+const names: string[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((db) => db.close()));
+  for (const name of names.splice(0)) await removeOpfsPool(name);
+});
+
+async function open(name: string, broker = true): Promise<BrowserDatabase> {
+  const db = await openBrowserDatabase({ name, ...(broker ? {} : { createBroker: () => null }) });
+  opened.push(db);
+  return db;
+}
+
+const via = async (db: BrowserDatabase) => (await db.owner()).via;
+
+/** Listens on the database's BroadcastChannel as one more tab would: the calls that cross it. */
+function channelCalls(name: string): { calls: () => number; close: () => void } {
+  const channel = new BroadcastChannel(`leasehold:${name}`);
+  let calls = 0;
+  channel.onmessage = (event: MessageEvent<{ kind: string }>) => void (event.data.kind === 'call' && calls++);
+  return { calls: () => calls, close: () => channel.close() };
+}
+
+/** Publishes through `from`, claims and acks through `by`, and says what was claimed. */
+async function roundTrip(from: BrowserDatabase, by: BrowserDatabase, event: string): Promise<unknown> {
+  await from.transport.publish(`g-${event}`, event);
+  const lease = await by.transport.claim('w', 60_000);
+  await by.transport.ack(lease!);
+  return lease?.event;
+}
+
+describe('link broker', () => {
+  it('a forwarding host gets a port to the owner; calls, errors and change notices take it', async () => {
+    const name = freshName('link');
+    names.push(name);
+    const owner = await open(name);
+    const second = await open(name);
+    expect(await via(owner)).toBe('self');
+    await expect.poll(() => via(second)).toBe('port');
+    const spy = channelCalls(name);
+
+    expect(await roundTrip(owner, second, 'a')).toBe('a');
+    expect(await roundTrip(second, owner, 'b')).toBe('b');
+    // An error thrown in the owner crosses the port as the same class.
+    await second.transport.publish('g', 'c');
+    const lease = (await second.transport.claim('w', 60_000))!;
+    await second.transport.ack(lease);
+    await expect(second.transport.ack(lease)).rejects.toBeInstanceOf(LeaseLostError);
+    // Change notices still come over the channel, to every tab.
+    const heard = new Promise<void>((resolve) => second.transport.onChange(resolve));
+    await owner.transport.publish('g', 'd');
+    await heard;
+    expect(await via(second)).toBe('port');
+    // None of the second host's calls went over the channel.
+    expect(spy.calls()).toBe(0);
+    spy.close();
+  });
+
+  it('when the owner closes, the next owner serves and the remaining host gets a port to it', async () => {
+    const name = freshName('relink');
+    names.push(name);
+    const first = await open(name);
+    const second = await open(name);
+    const third = await open(name);
+    await expect.poll(() => via(second)).toBe('port');
+    await expect.poll(() => via(third)).toBe('port');
+    // Calls in flight from both forwarding hosts while the owner closes: each is answered once.
+    const published = Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? second : third).transport.publish('g', i));
+    await first.close();
+    const seqs = await Promise.all(published);
+    expect(new Set(seqs).size).toBe(40);
+    const ownerNow = (await second.owner()).isThisTab ? second : third;
+    const forwarding = ownerNow === second ? third : second;
+    expect(await via(ownerNow)).toBe('self');
+    await expect.poll(() => via(forwarding)).toBe('port');
+    expect((await forwarding.transport.inspect()).groups[0]?.messages).toHaveLength(40);
+    const lease = (await forwarding.transport.claim('w', 60_000))!;
+    expect(lease.event).toBeTypeOf('number');
+    await forwarding.transport.ack(lease);
+  });
+
+  it('without a broker (no SharedWorker) calls take the BroadcastChannel, and fail over the same way', async () => {
+    const name = freshName('channel');
+    names.push(name);
+    const first = await open(name, false);
+    const second = await open(name, false);
+    const third = await open(name, false);
+    expect(await via(second)).toBe('channel');
+    const spy = channelCalls(name);
+    expect(await roundTrip(first, second, 'a')).toBe('a');
+    expect(spy.calls()).toBe(2);
+    spy.close();
+    const published = Array.from({ length: 20 }, (_, i) => third.transport.publish('g', i));
+    await first.close();
+    expect(new Set(await Promise.all(published)).size).toBe(20);
+    const forwarding = (await second.owner()).isThisTab ? third : second;
+    expect(await via(forwarding)).toBe('channel');
+    expect((await forwarding.transport.inspect()).groups[0]?.messages).toHaveLength(20);
+  });
+
+  it('a host with a broker whose owner has none keeps to the channel and is served', async () => {
+    const name = freshName('mixed');
+    names.push(name);
+    const owner = await open(name, false);
+    const second = await open(name);
+    expect(await roundTrip(second, owner, 'a')).toBe('a');
+    expect(await roundTrip(owner, second, 'b')).toBe('b');
+    expect(await via(second)).toBe('channel');
+  });
+});
