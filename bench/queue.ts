@@ -1,8 +1,9 @@
 /**
  * The queue API in Node, on each backend, measured in turns (see `alternate`):
  * - claim+ack in batches (`claimMany` + `ackMany` of 8 and 32) beside one at a time (`claim` +
- *   `ack`, and `ackAndClaim`) and the driver's floor (two one-row write transactions per
- *   message), at a steady backlog of 10,000 messages in 1,000 groups, messages/s;
+ *   `ack`, and `ackAndClaim`), the driver's floor (two one-row write transactions per
+ *   message) and the batch floor (the least SQL a batch of 32 claims and acks could run), at a
+ *   steady backlog of 10,000 messages in 1,000 groups, messages/s;
  * - publish in batches of 32 (`publishMany`) beside one at a time, messages/s;
  * - `stats()` and `inspect()` at 100,000 queued in 10,000 groups, calls/s.
  * Every message claimed is replaced by an untimed publish, so each run sees the same backlog.
@@ -17,6 +18,7 @@ import { openWasmDatabase } from '../src/sqlite/wasm.js';
 import type { PublishItem, Transport } from '../src/transport/contract.js';
 import { InMemoryTransport } from '../src/transport/memory.js';
 import { SqliteTransport } from '../src/transport/sqlite.js';
+import { batchFloorOf } from './batch-floor.js';
 import { alternate, type BenchRow, type Entrant, times } from './lib.js';
 import { EVENT_100B } from './transport.js';
 
@@ -75,10 +77,10 @@ function floorOf(db: SqlDatabase): () => void {
   };
 }
 
-type Way = 'claim+ack' | 'ackAndClaim' | 'batch 8' | 'batch 32' | 'floor';
+type Way = 'claim+ack' | 'ackAndClaim' | 'batch 8' | 'batch 32' | 'floor' | 'batch floor';
 
 /** Processes `messages` messages the given way; returns messages/s (the refills are untimed). */
-async function consumeRun(way: Way, transport: Transport, clock: { t: number }, messages: number, groups: string[], floor?: () => void): Promise<number> {
+async function consumeRun(way: Way, transport: Transport, clock: { t: number }, messages: number, groups: string[], floor?: () => void, batchFloor?: { run(): void; refill(): void }): Promise<number> {
   let elapsed = 0;
   let refill = 0;
   const replace = async (count: number) => {
@@ -100,12 +102,14 @@ async function consumeRun(way: Way, transport: Transport, clock: { t: number }, 
     await replace(1);
     return (messages / elapsed) * 1000;
   }
-  const size = way === 'batch 8' ? 8 : way === 'batch 32' ? 32 : 1;
+  const size = way === 'batch 8' ? 8 : way === 'batch 32' || way === 'batch floor' ? 32 : 1;
   for (let done = 0; done < messages; done += size) {
     clock.t += 1;
     const start = performance.now();
     if (way === 'floor') {
       floor!();
+    } else if (way === 'batch floor') {
+      batchFloor!.run();
     } else if (size === 1) {
       await transport.ack((await transport.claim('bench', VISIBILITY_MS))!);
     } else {
@@ -114,7 +118,8 @@ async function consumeRun(way: Way, transport: Transport, clock: { t: number }, 
       await transport.ackMany(leases);
     }
     elapsed += performance.now() - start;
-    if (way !== 'floor') await replace(size);
+    if (way === 'batch floor') batchFloor!.refill();
+    else if (way !== 'floor') await replace(size);
   }
   return (messages / elapsed) * 1000;
 }
@@ -130,20 +135,21 @@ export async function benchQueue(options: { quick: boolean }): Promise<BenchRow[
     for (const backend of backends) {
       const entrants: Entrant[] = [];
       const open: { close(): void }[] = [];
-      const ways: Way[] = backend.name.startsWith('InMemory') ? ['claim+ack', 'ackAndClaim', 'batch 8', 'batch 32'] : ['floor', 'claim+ack', 'ackAndClaim', 'batch 8', 'batch 32'];
+      const ways: Way[] = backend.name.startsWith('InMemory') ? ['claim+ack', 'ackAndClaim', 'batch 8', 'batch 32'] : ['floor', 'batch floor', 'claim+ack', 'ackAndClaim', 'batch 8', 'batch 32'];
       for (const way of ways) {
         const opened = await backend.open(dir);
         open.push(opened);
         await fill(opened.transport, backlog, groups);
         const floor = way === 'floor' ? floorOf(opened.db!) : undefined;
+        const batchFloor = way === 'batch floor' ? batchFloorOf(opened.db!, backlog, groups.length, JSON.stringify(EVENT_100B)) : undefined;
         const messages = backend.name.startsWith('InMemory') ? 32_000 : 1_600;
-        entrants.push({ name: way, measure: () => consumeRun(way, opened.transport, opened.clock, messages, groups, floor) });
+        entrants.push({ name: way, measure: () => consumeRun(way, opened.transport, opened.clock, messages, groups, floor, batchFloor) });
       }
       const results = await alternate(runs, entrants);
       const one = results.get('claim+ack')!.opsPerSec;
       const floor = results.get('floor')?.opsPerSec;
       for (const [way, r] of results) {
-        const note = way === 'floor' ? 'two one-row write transactions per message' : [way === 'claim+ack' ? '' : `${times(r.opsPerSec, one)} claim+ack`, floor ? `${times(r.opsPerSec, floor)} the floor` : ''].filter(Boolean).join('; ');
+        const note = way === 'floor' ? 'two one-row write transactions per message' : way === 'batch floor' ? `per 32 messages: 32 one-row UPDATEs, then 32 one-row DELETEs, one transaction each; ${times(r.opsPerSec, floor!)} the floor` : [way === 'claim+ack' ? '' : `${times(r.opsPerSec, one)} claim+ack`, floor ? `${times(r.opsPerSec, floor)} the floor` : ''].filter(Boolean).join('; ');
         rows.push({ workload: `consume, backlog ${backlog.toLocaleString('en-US')} in 1,000 groups, ${backend.name}`, backend: way === 'floor' ? 'floor' : way, ...r, note });
       }
       for (const o of open) o.close();

@@ -65,7 +65,7 @@ test('the SQL panel shows the claim’s UPDATE with its parameters and the lh_gr
   await step(page, 100);
   const claim = page.getByTestId('sql-claim');
   await expect(claim).toHaveAttribute('data-method', 'claim');
-  const update = claim.getByTestId('sql-statement').filter({ hasText: 'UPDATE lh_groups SET holder' });
+  const update = claim.getByTestId('sql-statement').filter({ hasText: 'UPDATE OR FAIL lh_groups SET holder' });
   await expect(update).toContainText("#1 = 'w1'");
   await expect(update).toContainText('"group_id":"busy"');
   const row = claim.locator('[data-testid="sql-row"][data-group="busy"]');

@@ -28,7 +28,7 @@ describe('SqlTracer', () => {
     const sql = claim!.statements.map((s) => s.sql);
     expect(sql[0]).toBe('SAVEPOINT lh_call');
     expect(sql.at(-1)).toBe('RELEASE lh_call');
-    const update = claim!.statements.find((s) => s.sql.startsWith('UPDATE lh_groups SET holder'))!;
+    const update = claim!.statements.find((s) => s.sql.startsWith('UPDATE OR FAIL lh_groups SET holder'))!;
     // worker, expiresAt, the queue's id (three times), floor, now, maxAttempts (unlimited: the largest safe integer)
     expect(update.params).toEqual(['w1', 5_100, 1, 1, 1, 0, 100, Number.MAX_SAFE_INTEGER]);
     expect(update.row).toEqual({ group_id: 'busy', head_attempt: 1 });

@@ -6,6 +6,7 @@
 import { type SqlDatabase, SqliteTransport } from 'leasehold';
 import { fromWasmDatabase, loadSqliteWasm } from 'leasehold/sqlite-wasm';
 import { coalesceWalWrites } from '../../src/browser/coalesce.ts';
+import { batchFloorOf } from '../batch-floor.ts';
 
 /** Fill the database `name` (as openBrowserDatabase keeps it) with `backlog` messages. */
 export interface FillRequest {
@@ -148,54 +149,21 @@ async function measure({ backlog, groups, ops: normalOps, fullOps, runs }: Worke
   return results;
 }
 
-/**
- * The least SQL a claimMany + ackMany of 32 could run: per batch one transaction of 32 one-row
- * UPDATEs and one of 32 one-row DELETEs, each by primary key, on a table shaped like
- * lh_messages at the same backlog (no index moves, no triggers, no counters). Messages/s; the
- * deleted rows are put back untimed.
- */
+/** The batch floor (see bench/batch-floor.ts), messages/s. */
 function batchFloor(db: SqlDatabase, backlog: number, groups: number, messages: number, runs: number): number[] {
-  db.exec(
-    'DROP TABLE IF EXISTS batch_floor; CREATE TABLE batch_floor (queue_id INTEGER NOT NULL, group_id TEXT NOT NULL, seq INTEGER NOT NULL, ' +
-      'event TEXT NOT NULL, key TEXT, not_before INTEGER, PRIMARY KEY (queue_id, group_id, seq)) WITHOUT ROWID',
-  );
-  const insert = db.prepare('INSERT INTO batch_floor VALUES (1, ?, ?, ?, NULL, NULL)');
-  const update = db.prepare('UPDATE batch_floor SET not_before = ? WHERE queue_id = 1 AND group_id = ? AND seq = ?');
-  const remove = db.prepare('DELETE FROM batch_floor WHERE queue_id = 1 AND group_id = ? AND seq = ?');
-  const json = JSON.stringify(EVENT);
-  // Rows in insertion order, so every batch takes the oldest 32 (one per group, as a claim would).
-  const rows: [string, number][] = [];
-  let seq = 0;
-  const put = (count: number) => {
-    db.transaction(() => {
-      for (let i = 0; i < count; i++) {
-        const row: [string, number] = [`g${(++seq * 7919) % groups}`, seq];
-        insert.run(row[0], row[1], json);
-        rows.push(row);
-      }
-    });
-  };
-  put(backlog);
-  let next = 0;
+  const floor = batchFloorOf(db, backlog, groups, JSON.stringify(EVENT));
   const rates: number[] = [];
   for (let run = 0; run <= runs; run++) {
     let elapsed = 0;
     for (let done = 0; done < messages; done += 32) {
-      const batch = rows.slice(next, next + 32);
-      next += 32;
       const start = performance.now();
-      db.transaction(() => {
-        for (const [group, key] of batch) update.run(key, group, key);
-      });
-      db.transaction(() => {
-        for (const [group, key] of batch) remove.run(group, key);
-      });
+      floor.run();
       elapsed += performance.now() - start;
-      put(32);
+      floor.refill();
     }
     if (run > 0) rates.push((messages / elapsed) * 1000);
   }
-  db.exec('DROP TABLE batch_floor');
+  db.exec('DROP TABLE bench_batch_floor');
   return rates;
 }
 

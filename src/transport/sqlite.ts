@@ -87,7 +87,7 @@ type StatementName =
   | 'findKey' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'claimGroup' | 'head' | 'buryHead' | 'deleteMessage'
   | 'ackHead' | 'releaseHead' | 'extendHead' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter'
   | 'redriveMessage' | 'countMessages' | 'countGroups' | 'countDead' | 'findSeq' | 'renumberUnclaimed'
-  | 'claimable' | 'leaseGroup';
+  | 'claimable' | 'setClaims';
 
 /**
  * The SQLite transport. Stores each event as JSON and returns parsed copies; an event JSON
@@ -108,8 +108,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   /** The queue's id in the tables (its name lives in lh_counters). */
   readonly #queue: number;
   readonly #sql: Record<StatementName, SqlStatement>;
-  /** ackMany's DELETEs by number of leases (see #ackStatement). */
-  readonly #ackStatements: SqlStatement[] = [];
+  /** claimMany's and ackMany's set-based statements by kind and size (see #batchStatement). */
+  readonly #batchStatements = new Map<string, SqlStatement>();
   #closed = false;
   readonly #listeners = new Listeners();
   /** Stops watching for other connections' commits; set while anyone listens. */
@@ -169,9 +169,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
           'JOIN lh_messages m ON m.queue_id = ? AND m.group_id = g.group_id AND m.seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = ? AND group_id = g.group_id) ' +
           'ORDER BY g.claim_order, g.first_seq',
       ),
-      // Leases one group found by `claimable` (holder, until, attempt, claim order, queue, group);
-      // lh_claim_counted moves the counter along.
-      leaseGroup: p('UPDATE OR FAIL lh_groups SET holder = ?, locked_until = ?, head_attempt = ?, claim_order = ? WHERE queue_id = ? AND group_id = ?'),
+      // After claimMany's set-based UPDATE: the claim counter (claims, queue).
+      setClaims: p('UPDATE OR FAIL lh_counters SET claims = ? WHERE queue_id = ?'),
       buryHead: p(
         'INSERT INTO lh_dead_letters (queue_id, seq, group_id, priority, event, attempt, dead_at) ' +
           'SELECT m.queue_id, m.seq, m.group_id, g.priority, m.event, g.head_attempt, ? FROM lh_messages m ' +
@@ -328,23 +327,33 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       const params: (string | number)[] = [];
       for (const { groupId, seq, workerId, attempt } of chunk) params.push(groupId, seq, workerId, attempt);
       params.push(queue, queue, queue);
-      for (const row of this.#ackStatement(chunk.length).all<{ group_id: string; seq: number }>(...params)) removed.set(row.group_id, row.seq);
+      for (const row of this.#batchStatement('ack', chunk.length).all<{ group_id: string; seq: number }>(...params)) removed.set(row.group_id, row.seq);
     }
     return removed;
   }
 
-  /** The DELETE of {@link #ackDistinct} for `count` leases, prepared once per size. */
-  #ackStatement(count: number): SqlStatement {
-    let statement = this.#ackStatements[count];
+  /**
+   * A batch statement for `count` rows, prepared once per kind and size: `ack`, the DELETE of
+   * {@link #ackDistinct} (group, seq, holder, attempt per lease; queue ×3); `lease`, the UPDATE
+   * of {@link #claimClaimable} (group, claim order per group; holder, expiry, queue).
+   */
+  #batchStatement(kind: 'ack' | 'lease', count: number): SqlStatement {
+    const key = `${kind}${count}`;
+    let statement = this.#batchStatements.get(key);
     if (!statement) {
-      const leases = Array.from({ length: count }, () => '(?, ?, ?, ?)').join(', ');
-      statement = this.#ackStatements[count] = this.#db.prepare(
-        `WITH l (group_id, seq, holder, attempt) AS (VALUES ${leases}) ` +
-          'DELETE FROM lh_messages WHERE queue_id = ? AND (group_id, seq) IN ' +
-          '(SELECT l.group_id, l.seq FROM l JOIN lh_groups g ON g.queue_id = ? AND g.group_id = l.group_id AND g.holder = l.holder AND g.head_attempt = l.attempt) ' +
-          'AND NOT EXISTS (SELECT 1 FROM lh_messages e WHERE e.queue_id = ? AND e.group_id = lh_messages.group_id AND e.seq < lh_messages.seq) ' +
-          'RETURNING group_id, seq',
+      const values = (row: string) => Array.from({ length: count }, () => row).join(', ');
+      statement = this.#db.prepare(
+        kind === 'ack'
+          ? `WITH l (group_id, seq, holder, attempt) AS (VALUES ${values('(?, ?, ?, ?)')}) ` +
+              'DELETE FROM lh_messages WHERE queue_id = ? AND (group_id, seq) IN ' +
+              '(SELECT l.group_id, l.seq FROM l JOIN lh_groups g ON g.queue_id = ? AND g.group_id = l.group_id AND g.holder = l.holder AND g.head_attempt = l.attempt) ' +
+              'AND NOT EXISTS (SELECT 1 FROM lh_messages e WHERE e.queue_id = ? AND e.group_id = lh_messages.group_id AND e.seq < lh_messages.seq) ' +
+              'RETURNING group_id, seq'
+          : `WITH l (group_id, claim_order) AS (VALUES ${values('(?, ?)')}) ` +
+              'UPDATE OR FAIL lh_groups SET claim_order = l.claim_order, holder = ?, locked_until = ?, head_attempt = head_attempt + 1 ' +
+              'FROM l WHERE lh_groups.queue_id = ? AND lh_groups.group_id = l.group_id',
       );
+      this.#batchStatements.set(key, statement);
     }
     return statement;
   }
@@ -373,10 +382,17 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     for (const row of rows) if (row.head_attempt >= this.#maxAttempts) return null;
     const expiresAt = now + visibilityMs;
     let order = rows[0]!.claims;
+    for (let from = 0; from < rows.length; from += LEASE_CHUNK) {
+      const chunk = rows.slice(from, from + LEASE_CHUNK);
+      const params: (string | number)[] = [];
+      for (const row of chunk) params.push(row.group_id, ++order);
+      params.push(workerId, expiresAt, queue);
+      this.#batchStatement('lease', chunk.length).run(...params);
+    }
+    // lh_claim_counted saw the rows in whatever order the UPDATE took them.
+    sql.setClaims.run(order, queue);
     for (const row of rows) {
-      const attempt = row.head_attempt + 1;
-      sql.leaseGroup.run(workerId, expiresAt, attempt, ++order, queue, row.group_id);
-      leases.push({ seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, workerId, attempt, expiresAt });
+      leases.push({ seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, workerId, attempt: row.head_attempt + 1, expiresAt });
     }
     return leases;
   }
@@ -554,6 +570,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
  * 100 bound parameters a Durable Object's SQLite allows per statement.
  */
 const ACK_CHUNK = 24;
+/** Groups leased by one statement in claimMany: 2 parameters each and 3 more, within 100. */
+const LEASE_CHUNK = 48;
 
 function lost(lease: Lease<unknown>): LeaseLostError {
   return new LeaseLostError(lease.seq, lease.attempt, lease.groupId);

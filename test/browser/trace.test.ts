@@ -25,7 +25,7 @@ describe('openBrowserDatabase({ traceSql })', () => {
     await db.transport.ack(lease);
     const [claim, ack] = await db.sqlTrace();
     expect(claim).toMatchObject({ method: 'claim', queue: 'default', at: 5_000, error: null });
-    expect(claim!.statements.some((s) => s.sql.startsWith('UPDATE lh_groups SET holder') && s.params.includes('w'))).toBe(true);
+    expect(claim!.statements.some((s) => s.sql.startsWith('UPDATE OR FAIL lh_groups SET holder') && s.params.includes('w'))).toBe(true);
     expect(claim!.groups.after).toEqual([expect.objectContaining({ group_id: 'g', holder: 'w', head_attempt: 1, locked_until: 6_000 })]);
     expect(ack).toMatchObject({ method: 'ack', error: null, groups: { after: [] } });
     await db.close();
