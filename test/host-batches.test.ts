@@ -14,15 +14,17 @@ let ids = 0;
 const call = (target: CallMessage['target'], method: string, args: unknown[], id = `b${++ids}`): CallMessage => ({ kind: 'call', id, target, method, args, now: 1_000 });
 const publish = (groupId: string, event: unknown, id?: string) => call('transport', 'publish', [groupId, event, undefined], id);
 
-/** The real database, with its transactions counted. */
-async function counted(): Promise<{ db: SqlDatabase; commits: () => number }> {
+/** The real database, with its transactions and savepoints counted. */
+async function counted(): Promise<{ db: SqlDatabase; commits: () => number; savepoints: () => number }> {
   const db = await openWasmDatabase();
   let n = 0;
+  let s = 0;
   // Everything else is the real database's own (its methods close over it, not over `this`).
   const counting: SqlDatabase = Object.assign(Object.create(db) as SqlDatabase, {
     transaction: <T>(body: () => T): T => db.transaction(() => (n++, body())),
+    savepoint: <T>(body: () => T): T => db.savepoint!(() => (s++, body())),
   });
-  return { db: counting, commits: () => n };
+  return { db: counting, commits: () => n, savepoints: () => s };
 }
 
 describe('group commit in the owner', () => {
@@ -35,6 +37,23 @@ describe('group commit in the owner', () => {
     expect(new Set(seqs).size).toBe(20);
     const snapshot = (await core.serve(call('transport', 'inspect', []))) as { groups: { messages: unknown[] }[] };
     expect(snapshot.groups.flatMap((g) => g.messages)).toHaveLength(20);
+  });
+
+  it('runs a call that comes alone in its own transaction, with no savepoint, still atomic and journaled', async () => {
+    const { db, commits, savepoints } = await counted();
+    const core = new HostCore(db);
+    const before = commits();
+    const seq = await core.serve(publish('g', 'alone', 'alone-id'), true, 'tabA');
+    expect([commits() - before, savepoints()]).toEqual([1, 0]);
+    // Its journal row was written in that transaction: the retry is answered, not applied.
+    expect(await core.serve(publish('g', 'alone', 'alone-id'), true, 'tabA')).toBe(seq);
+    // A lone call that fails halfway leaves nothing behind.
+    db.exec("CREATE TEMP TRIGGER refuse BEFORE INSERT ON lh_outbox WHEN NEW.target_id = 'refused' BEGIN SELECT RAISE(ABORT, 'outbox refused'); END");
+    await expect(core.serve(call('store', 'commit', [{ id: 'exe', version: 0 }, { emits: [{ targetId: 'refused', event: 1 }] }]))).rejects.toThrow(/outbox refused/);
+    expect(await core.serve(call('store', 'load', ['exe']))).toBeUndefined();
+    expect(savepoints()).toBe(0);
+    const snapshot = (await core.serve(call('transport', 'inspect', []))) as { groups: { messages: unknown[] }[] };
+    expect(snapshot.groups[0]!.messages).toHaveLength(1);
   });
 
   it('rolls a failing call back alone: it gets its own error, the others commit', async () => {

@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { HostCore } from '../src/browser/core.js';
 import { openWasmDatabase } from '../src/sqlite/wasm.js';
+import type { AckManyResult, Lease } from '../src/transport/contract.js';
 import type { CallMessage } from '../src/browser/wire.js';
-import { errorFromWire, errorToWire } from '../src/browser/wire.js';
+import { errorFromWire, errorToWire, leaseFences, sameLeases } from '../src/browser/wire.js';
 import { LeaseLostError, StorageError, StoreConflictError } from '../src/errors.js';
 
 let ids = 0;
@@ -92,5 +93,35 @@ describe('errors across the worker boundary', () => {
       expect(rebuilt.message).toBe(original.message);
       expect({ ...rebuilt }).toEqual({ ...original });
     }
+  });
+});
+
+describe('ackMany across the worker boundary', () => {
+  it('sends only what the owner fences with, and answers with the caller\'s own leases', async () => {
+    const core = new HostCore(await openWasmDatabase());
+    const send = (method: string, args: unknown[]) => core.serve({ kind: 'call', id: `f${method}`, target: 'transport', method, args, now: 1_000 }, false);
+    await send('publishMany', [[{ groupId: 'a', event: { big: 'x'.repeat(100) } }, { groupId: 'b', event: 2 }]]);
+    const leases = structuredClone(await send('claimMany', ['w', 5_000, { max: 2 }])) as Lease[];
+    const stale = { ...leases[1]!, attempt: 9 };
+    const sent = leaseFences([leases[0], stale]) as object[];
+    expect(sent).toEqual([
+      { seq: leases[0]!.seq, attempt: 1, workerId: 'w', groupId: 'a' },
+      { seq: leases[1]!.seq, attempt: 9, workerId: 'w', groupId: 'b' },
+    ]);
+    const answer = structuredClone(await send('ackMany', [structuredClone(sent)])) as AckManyResult;
+    const result = sameLeases([leases[0]!, stale], answer);
+    expect(result.acked[0]).toBe(leases[0]);
+    expect(result.lost[0]).toBe(stale);
+    expect(result.acked).toHaveLength(1);
+  });
+
+  it('passes what is not a lease object through, so the owner refuses it as before', async () => {
+    expect(leaseFences('nope')).toBe('nope');
+    expect(leaseFences([null, 3])).toEqual([null, 3]);
+    const core = new HostCore(await openWasmDatabase());
+    const ack = (leases: unknown) => core.serve({ kind: 'call', id: 'bad', target: 'transport', method: 'ackMany', args: [leaseFences(leases)], now: 1 }, false);
+    await expect(ack('nope')).rejects.toBeInstanceOf(TypeError);
+    await expect(ack([{ seq: 1, attempt: 0, workerId: 'w', groupId: 'g', event: 1 }])).rejects.toThrow(/leases\[0\]\.attempt/);
+    await expect(ack([{ attempt: 1, workerId: 'w', groupId: 'g' }])).rejects.toThrow(/leases\[0\]\.seq/);
   });
 });

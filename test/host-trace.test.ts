@@ -21,7 +21,8 @@ describe('SqlTracer', () => {
     await core.serve(call('publish', ['quiet', 'b', undefined], 0));
     expect(tracer.entries()).toEqual([]);
     // As the owner's own page calls: not journaled (a forwarded call also shows the journal's SQL).
-    await core.serve(call('claim', ['w1', 5_000, undefined], 100), false);
+    // With a read queued alongside, the two share a batch and the claim runs under a savepoint.
+    await Promise.all([core.serve(call('claim', ['w1', 5_000, undefined], 100), false), core.serve(call('stats', [], 100), false)]);
 
     const [claim] = tracer.entries();
     expect(claim).toMatchObject({ method: 'claim', queue: 'default', at: 100, transaction: 'batch', error: null });
@@ -39,7 +40,19 @@ describe('SqlTracer', () => {
     expect(claim!.groups.after[1]).toMatchObject({ holder: 'w1', head_attempt: 1, claim_order: 1, locked_until: 5_100 });
   });
 
-  it('shows a forwarded call\u2019s journal write inside its savepoint', async () => {
+  it('records a call that came alone in its own BEGIN IMMEDIATE \u2026 COMMIT, with no savepoint', async () => {
+    const tracer = new SqlTracer();
+    const core = new HostCore(await openWasmDatabase(), { trace: tracer });
+    await core.serve(call('publish', ['g', 'x', undefined], 0));
+    await core.serve(call('claim', ['w1', 5_000, undefined], 0), false);
+    const [claim] = tracer.entries();
+    expect(claim).toMatchObject({ method: 'claim', transaction: 'own', error: null });
+    const sql = claim!.statements.map((s) => s.sql);
+    expect([sql[0], sql.at(-1)]).toEqual(['BEGIN IMMEDIATE', 'COMMIT']);
+    expect(sql.some((s) => s.includes('lh_call;') || s.startsWith('SAVEPOINT'))).toBe(false);
+  });
+
+  it('shows a forwarded call\u2019s journal write inside its transaction', async () => {
     const tracer = new SqlTracer();
     const core = new HostCore(await openWasmDatabase(), { trace: tracer });
     await core.serve(call('publish', ['g', 'x', undefined], 0));
@@ -62,7 +75,8 @@ describe('SqlTracer', () => {
     expect(ack.error).toMatchObject({ name: 'LeaseLostError' });
     const del = ack.statements.find((s) => s.sql.startsWith('DELETE FROM lh_messages'))!;
     expect(del.changes).toBe(0);
-    expect(ack.statements.at(-1)!.sql).toBe('ROLLBACK TO lh_call; RELEASE lh_call');
+    // It came alone, so it ran in its own transaction (in a batch: ROLLBACK TO its savepoint).
+    expect(ack.statements.at(-1)!.sql).toBe('ROLLBACK');
     expect(ack.groups.after).toEqual(ack.groups.before);
     expect(ack.groups.after[0]).toMatchObject({ holder: 'w2', head_attempt: 2 });
   });

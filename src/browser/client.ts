@@ -11,7 +11,7 @@ import { checkPublish, checkPublishItems } from '../transport/shared.js';
 import { checkId, checkInteger, checkObject, toJson } from '../validate.js';
 import type { HostOptions, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
 import type { SqlTraceEntry } from './trace.js';
-import { type CallMessage, errorFromWire, sameLeases, type Target } from './wire.js';
+import { type CallMessage, errorFromWire, leaseFences, sameLeases, type Target } from './wire.js';
 
 export type { OwnerInfo } from './protocol.js';
 export type { SqlGroupRow, SqlTraceEntry, SqlTraceStatement } from './trace.js';
@@ -280,7 +280,7 @@ function transportProxy<E>(connection: Connection, queue: string): Transport<E> 
     claim: (workerId, visibilityMs, options) => call('claim', [workerId, visibilityMs, options]) as never,
     claimMany: (workerId, visibilityMs, options) => call('claimMany', [workerId, visibilityMs, options]) as never,
     ack: (lease) => call('ack', [lease]) as Promise<void>,
-    ackMany: async (leases) => sameLeases(leases, (await call('ackMany', [leases])) as AckManyResult),
+    ackMany: async (leases) => sameLeases(leases, (await call('ackMany', [leaseFences(leases)])) as AckManyResult),
     ackAndClaim: (lease, workerId, visibilityMs, options) => call('ackAndClaim', [lease, workerId, visibilityMs, options]) as never,
     nack: (lease, delayMs) => call('nack', [lease, delayMs]) as Promise<void>,
     extend: (lease, visibilityMs) => call('extend', [lease, visibilityMs]) as never,

@@ -2,7 +2,7 @@
  * What crosses between a page, its host worker and the owner's host worker: the call and
  * answer messages, and errors flattened to plain data and rebuilt as the same classes on the
  * other side (`instanceof` does not survive postMessage), and the caller's own lease objects put
- * back into an `ackMany` answer. Types and three small functions only;
+ * back into an `ackMany` answer. Types and four small functions only;
  * no queue logic lives here.
  * @internal
  */
@@ -89,4 +89,19 @@ export function sameLeases<E>(given: readonly Lease<E>[], answer: AckManyResult)
     }
   }
   return result;
+}
+
+/**
+ * What of each lease `ackMany` sends: the four fields the owner checks and fences with. The
+ * event stays on the page: cloning it there and back (the answer carries the leases it was sent)
+ * cost more than the rest of the message. Anything that is not an object is sent as it is, so
+ * the owner refuses it with the error it always gave.
+ */
+export function leaseFences(leases: unknown): unknown {
+  if (!Array.isArray(leases)) return leases;
+  return leases.map((lease: unknown) => {
+    if (typeof lease !== 'object' || lease === null) return lease;
+    const { seq, attempt, workerId, groupId } = lease as Record<string, unknown>;
+    return { seq, attempt, workerId, groupId };
+  });
 }
