@@ -113,6 +113,13 @@ describe('fromPg and conflicts the server breaks', () => {
     const db = fromPg(pool(1));
     const other = await admin.connect();
     try {
+      // Each waiting backend checks for a deadlock after its own deadlock_timeout (1 s): on a
+      // loaded machine the later waiter's check could run first and make it the victim. A long
+      // timeout here leaves the check, and the abort, to the statement under test. (Superuser
+      // only, as the project's throwaway cluster connects; elsewhere the server's default stays.)
+      await other.query(`SET deadlock_timeout = '60s'`).catch((error: { code?: string }) => {
+        if (error.code !== '42501') throw error;
+      });
       await other.query('BEGIN');
       await other.query(`UPDATE ${s}.rows SET n = n + 1 WHERE id = 1`);
       // The statement locks row 2 and waits for row 1, held by the other transaction…
@@ -138,7 +145,7 @@ describe('fromPg and conflicts the server breaks', () => {
       }
       expect(deadlocks).toBe(deadlocksBefore + 1);
     } finally {
-      other.release();
+      other.release(true);
       await db.close();
     }
   });
