@@ -23,16 +23,16 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * U+FFFD: two different ids would become one (two groups sharing one lease) and come back
  * changed, so such an id is refused on every backend alike.
  */
-/** Whether `value` passes {@link checkId}. */
-export function isId(value: unknown): value is string {
-  return typeof value === 'string' && value.length > 0 && !LONE_SURROGATE.test(value);
-}
-
 export function checkId(name: string, value: unknown): asserts value is string {
   if (typeof value !== 'string') throw new TypeError(`${name} must be a non-empty string, got ${describe(value)}`);
   if (value.length === 0) throw new RangeError(`${name} must be a non-empty string, got ""`);
   const lone = LONE_SURROGATE.exec(value);
   if (lone) throw new RangeError(`${name} must be well-formed Unicode: it has a lone surrogate (U+${lone[0].charCodeAt(0).toString(16).toUpperCase()}) at index ${lone.index}`);
+}
+
+/** Whether `value` passes {@link checkId}. */
+export function isId(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && !LONE_SURROGATE.test(value);
 }
 
 /** An integer in [min, max] (priorities, attempts). */

@@ -35,7 +35,7 @@ export function checkIndexedId(name: string, id: string): void {
     if (unit < 0x80) bytes += 1;
     else if (unit < 0x800) bytes += 2;
     else if (unit >= 0xd800 && unit < 0xdc00 && (stored.charCodeAt(i + 1) & 0xfc00) === 0xdc00) (bytes += 4), i++;
-    else bytes += 3; // the rest of the BMP; a lone surrogate is stored as U+FFFD, 3 bytes too
+    else bytes += 3; // the rest of the BMP (a lone surrogate never gets here: checkId refuses it)
   }
   if (bytes > PG_MAX_ID_BYTES) {
     throw new RangeError(`${name} must be at most ${PG_MAX_ID_BYTES} bytes of UTF-8 on PostgreSQL (it is part of an index key there), got ${bytes} bytes`);
