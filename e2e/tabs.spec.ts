@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { checkRun, exposeRecorder, openShared, type Record, startConsumer, via } from './support/consumers.js';
+import { checkRun, exposeRecorder, openShared, publishNumbered, type Record, startConsumer, via } from './support/consumers.js';
 import { openLab, uniqueName } from './support/lab.js';
 
 const MESSAGES = 90;
@@ -30,18 +30,7 @@ for (const { tabs, messages, groups, visibilityMs, workMs, title } of variants) 
     expect(owners.filter((o) => o.isThisTab)).toHaveLength(1);
     expect(new Set(owners.map((o) => o.ownerId)).size).toBe(1);
 
-    const published = await pages[tabs - 1]!.evaluate(
-      async ({ messages, groups }) => {
-        const { db } = window as any;
-        const out = [];
-        for (let n = 0; n < messages; n++) {
-          const groupId = `g${n % groups}`;
-          out.push({ seq: await db.transport.publish(groupId, { n }), groupId, n });
-        }
-        return out;
-      },
-      { messages, groups },
-    );
+    const published = await publishNumbered(pages[tabs - 1]!, messages, groups);
     for (const [i, page] of pages.entries()) await startConsumer(page, { visibilityMs, workMs, worker: `tab${i}` });
     await Promise.all(pages.map((p) => p.evaluate(() => (window as any).consumerDone)));
 
@@ -70,12 +59,7 @@ for (const broker of [true, false]) {
     }
     const path = broker ? 'port' : 'channel';
     for (const page of pages.slice(1)) await expect.poll(() => via(page)).toBe(path);
-    const published = await pages[0]!.evaluate(async () => {
-      const { db } = window as any;
-      const out = [];
-      for (let n = 0; n < 90; n++) out.push({ seq: await db.transport.publish(`g${n % 9}`, { n }), groupId: `g${n % 9}`, n });
-      return out;
-    });
+    const published = await publishNumbered(pages[0]!, 90, 9);
     // Leases of 1.5 s: the closed tab's leases run out and go to the survivors.
     for (const [i, page] of pages.entries()) await startConsumer(page, { visibilityMs: 1_500, workMs: 40, worker: `tab${i}` });
     await expect.poll(() => records.filter((r) => r.kind === 'acked').length).toBeGreaterThan(15);

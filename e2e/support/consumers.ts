@@ -33,6 +33,19 @@ export async function openShared(page: Page, name: string, options: { broker?: b
   );
 }
 
+/** Publishes `{ n }` for n = 0…messages-1 to groups g0…g(groups-1) in turn, one call at a time, from `page`. */
+export async function publishNumbered(page: Page, messages: number, groups: number): Promise<{ seq: number; groupId: string; n: number }[]> {
+  return page.evaluate(
+    async ({ messages, groups }) => {
+      const { db } = window as any;
+      const out = [];
+      for (let n = 0; n < messages; n++) out.push({ seq: await db.transport.publish(`g${n % groups}`, { n }), groupId: `g${n % groups}`, n });
+      return out;
+    },
+    { messages, groups },
+  );
+}
+
 /** How a tab's calls reach the owner right now (`owner().via`). */
 export async function via(page: Page): Promise<string> {
   return page.evaluate(async () => (await (window as any).db.owner()).via);

@@ -5,7 +5,9 @@
  * round trip (measured: ~250 vs ~380 µs between two tabs' workers). BroadcastChannel cannot carry
  * ports and a worker cannot start a SharedWorker, so each page starts the broker and hands its
  * port to its host worker. The broker only pairs: it carries no calls, and a host without it (no
- * SharedWorker, as on Chrome for Android) forwards over the BroadcastChannel as before.
+ * SharedWorker, as on Chrome for Android) forwards over the BroadcastChannel as before. The broker
+ * runs in the renderer of the tab that started it and dies when that tab crashes; every host then
+ * has its page start (or join) a new one and registers there again (see `alive` below, host.ts).
  * @internal
  */
 import type { BrokerToHost, HostToBroker } from './protocol.js';
@@ -26,8 +28,16 @@ export function startBroker(scope: Scope): void {
     requester.postMessage({ kind: 'link', side: 'caller', peer: ownerId, port: port2 } satisfies BrokerToHost, [port2]);
   };
 
+  // A Web Lock held for the broker's life, named for this broker alone. A crash of the tab whose
+  // renderer runs the broker kills it without a word (Chromium 156 fires no MessagePort `close`
+  // and no SharedWorker `error`), but its locks are released: each host waits on this one to learn
+  // that the broker is gone and to join a new one (host.ts).
+  const lock = `leasehold:broker:${Math.random().toString(36).slice(2)}`;
+  const held = new Promise<void>((resolve) => void navigator.locks?.request(lock, () => (resolve(), new Promise(() => {}))));
+
   scope.addEventListener('connect', (event) => {
     const port = event.ports[0]!;
+    void held.then(() => port.postMessage({ kind: 'alive', lock } satisfies BrokerToHost));
     port.onmessage = ({ data }: MessageEvent<HostToBroker>) => {
       if (data.kind === 'serve') {
         owners.set(data.hostId, port);

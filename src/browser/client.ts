@@ -113,13 +113,13 @@ export async function openBrowserDatabase<E = unknown, X extends Execution = Exe
   if (options.traceSql !== undefined && typeof options.traceSql !== 'boolean') throw new TypeError('options.traceSql must be a boolean');
 
   const worker = options.createWorker?.() ?? new Worker(new URL('./host.worker.js', import.meta.url), { type: 'module', name: `leasehold:${options.name}` });
-  const connection = new Connection(worker, clock);
+  const connection = new Connection(worker, clock, storage === 'opfs' ? () => startBroker(options) : undefined);
   const hostOptions: HostOptions = { name: options.name, storage, durability };
   if (options.maxAttempts !== undefined) hostOptions.maxAttempts = options.maxAttempts;
   if (options.traceMax !== undefined) hostOptions.traceMax = options.traceMax;
   if (options.traceSql) hostOptions.traceSql = true;
   try {
-    await connection.open(hostOptions, storage === 'opfs' ? startBroker(options) : undefined);
+    await connection.open(hostOptions);
   } catch (error) {
     worker.terminate();
     throw error;
@@ -143,6 +143,8 @@ export async function openBrowserDatabase<E = unknown, X extends Execution = Exe
 class Connection {
   readonly #worker: Worker;
   readonly #clock: () => number;
+  /** Starts (or joins) the link broker: at open, and again whenever the host says it went away. */
+  readonly #broker?: () => MessagePort | undefined;
   readonly #prefix = Array.from(crypto.getRandomValues(new Uint8Array(6)), (b) => b.toString(16).padStart(2, '0')).join('');
   #next = 0;
   readonly #pending = new Map<string, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
@@ -153,16 +155,18 @@ class Connection {
   readonly changeListeners = new Map<string, ListenerSet<[]>>();
   readonly ownerListeners = new ListenerSet<[OwnerInfo]>();
 
-  constructor(worker: Worker, clock: () => number) {
+  constructor(worker: Worker, clock: () => number, broker?: () => MessagePort | undefined) {
     this.#worker = worker;
     this.#clock = clock;
+    this.#broker = broker;
     worker.onmessage = (event: MessageEvent<HostToPage>) => this.#receive(event.data);
     worker.onerror = (event) => this.#fail(new StorageError('STORAGE_FAILED', `the leasehold host worker failed: ${event.message || 'it could not start'}`));
   }
 
-  open(options: HostOptions, broker?: MessagePort): Promise<void> {
+  open(options: HostOptions): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#opened = { resolve, reject };
+      const broker = this.#broker?.();
       this.#worker.postMessage({ kind: 'open', options, broker } satisfies PageToHost, broker ? [broker] : []);
     });
   }
@@ -237,6 +241,11 @@ class Connection {
       case 'owner':
         this.ownerListeners.emit(message.owner);
         break;
+      case 'broker': {
+        const port = this.#closed ? undefined : this.#broker?.();
+        if (port) this.#worker.postMessage({ kind: 'broker', port } satisfies PageToHost, [port]);
+        break;
+      }
       case 'closed':
         this.#closing?.();
         break;

@@ -107,19 +107,45 @@ export function startHost(scope: Scope): void {
     link = undefined;
   };
 
-  const onBrokerMessage = ({ data }: MessageEvent<BrokerToHost>) => {
+  /**
+   * A port to the broker, at open or after the last one died. The broker lives in the renderer of
+   * the tab that started it and dies with it when that tab crashes (a graceful close leaves it to
+   * the other tabs). Its Web Lock is then released: this host, waiting for it, asks its page to
+   * start or join a broker again and registers there (serve, or connect to the current owner).
+   */
+  const attachBroker = (port: MessagePort) => {
+    broker = port;
+    port.onmessage = (event: MessageEvent<BrokerToHost>) => {
+      if (event.data.kind === 'link') return onBrokerMessage(event.data);
+      // Shared: every host waiting is told at once, none waits for another (a frozen tab's, say).
+      void navigator.locks?.request(event.data.lock, { mode: 'shared' }, () => {
+        if (port !== broker || closing) return;
+        broker = undefined;
+        toPage({ kind: 'broker' });
+      });
+    };
+    if (ownerId === null) return;
+    if (isOwner()) {
+      if (ownerError === undefined) toBroker({ kind: 'serve', hostId });
+    } else if (link?.peer !== ownerId) {
+      toBroker({ kind: 'connect', from: hostId, to: ownerId });
+    }
+  };
+
+  const onBrokerMessage = (data: Extract<BrokerToHost, { kind: 'link' }>) => {
     const { peer, port } = data;
     if (data.side === 'owner' && isOwner() && !closing) {
       // A forwarding host's link: its calls are answered on the same port.
       links.add(port);
       port.addEventListener('close', () => links.delete(port));
       port.onmessage = (event: MessageEvent<HostToHost>) => void onChannelMessage(event.data, port);
-    } else if (data.side === 'caller' && peer === ownerId && !closing) {
+    } else if (data.side === 'caller' && peer === ownerId && link?.peer !== peer && !closing) {
       dropLink();
       link = { peer, port, ready: forwarded.size === 0 };
       port.onmessage = (event: MessageEvent<HostToHost>) => void onChannelMessage(event.data, port);
     } else {
-      // Paired with an owner that has since been replaced (or by a host now closing).
+      // Paired with an owner that has since been replaced, or again (a connect re-sent to a new
+      // broker crossed the link the old one paired), or by a host now closing.
       port.close();
     }
   };
@@ -207,10 +233,7 @@ export function startHost(scope: Scope): void {
 
   const open = async (requested: HostOptions, brokerPort?: MessagePort) => {
     options = requested;
-    if (brokerPort && requested.storage !== 'memory') {
-      broker = brokerPort;
-      broker.onmessage = onBrokerMessage;
-    }
+    if (brokerPort && requested.storage !== 'memory') attachBroker(brokerPort);
     if (requested.storage === 'memory') {
       await becomeOwner();
       return;
@@ -267,6 +290,7 @@ export function startHost(scope: Scope): void {
     const message = event.data;
     if (message.kind === 'open') void open(message.options, message.broker);
     else if (message.kind === 'call') void onPageCall(message);
+    else if (message.kind === 'broker') attachBroker(message.port);
     else if (message.kind === 'close') void close();
   });
 }

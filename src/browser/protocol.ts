@@ -29,8 +29,11 @@ export interface OwnerInfo {
   via?: 'self' | 'port' | 'channel';
 }
 
-/** `broker`: a port to the link broker (a SharedWorker the page started), when the page has one. */
-export type PageToHost = { kind: 'open'; options: HostOptions; broker?: MessagePort } | CallMessage | { kind: 'close' };
+/**
+ * `broker`: a port to the link broker (a SharedWorker the page started), when the page has one;
+ * sent again (kind `broker`) when the host asks for one because the broker went away.
+ */
+export type PageToHost = { kind: 'open'; options: HostOptions; broker?: MessagePort } | { kind: 'broker'; port: MessagePort } | CallMessage | { kind: 'close' };
 
 export type HostToPage =
   | { kind: 'opened'; owner: OwnerInfo }
@@ -38,6 +41,8 @@ export type HostToPage =
   | AnswerMessage
   | { kind: 'changed'; queue: string }
   | { kind: 'owner'; owner: OwnerInfo }
+  /** The broker's port closed (its tab crashed): start or join a broker again and send its port. */
+  | { kind: 'broker' }
   | { kind: 'closed' };
 
 /** Between the host workers of one database. `to`/`from` are host ids. Over a link port only `call` and `answer`. */
@@ -52,7 +57,8 @@ export type HostToHost =
 export type HostToBroker = { kind: 'serve'; hostId: string } | { kind: 'connect'; from: string; to: string } | { kind: 'leave'; hostId: string };
 
 /**
- * From the broker: a port whose other end is host `peer`. `side: 'owner'` goes to an owner (`peer`
- * forwards to it), `'caller'` to a forwarding host (`peer` is the owner it asked for).
+ * From the broker: `link`, a port whose other end is host `peer` (`side: 'owner'` goes to an owner,
+ * whom `peer` forwards to; `'caller'` to a forwarding host, `peer` being the owner it asked for);
+ * `alive`, the Web Lock the broker holds while it lives.
  */
-export type BrokerToHost = { kind: 'link'; side: 'owner' | 'caller'; peer: string; port: MessagePort };
+export type BrokerToHost = { kind: 'link'; side: 'owner' | 'caller'; peer: string; port: MessagePort } | { kind: 'alive'; lock: string };

@@ -16,10 +16,27 @@ afterEach(async () => {
   for (const name of names.splice(0)) await removeOpfsPool(name);
 });
 
-async function open(name: string, broker = true): Promise<BrowserDatabase> {
-  const db = await openBrowserDatabase({ name, ...(broker ? {} : { createBroker: () => null }) });
+/** `broker`: false for none (as without SharedWorker), a function to start the test's own. */
+async function open(name: string, broker: boolean | (() => SharedWorker) = true): Promise<BrowserDatabase> {
+  const db = await openBrowserDatabase({ name, ...(broker === true ? {} : { createBroker: broker || (() => null) }) });
   opened.push(db);
   return db;
+}
+
+/**
+ * The real broker in a SharedWorker of its own (`name`) that the test can end, as a crash of its
+ * tab would. `exit` resolves once it is gone (its Web Lock released), so a host opened after that
+ * cannot join the dying one.
+ */
+function exitingBroker(name: string): { start: () => SharedWorker; exit: () => Promise<void> } {
+  const start = () => new SharedWorker(new URL('./fixtures/broker.worker.ts', import.meta.url), { type: 'module', name });
+  const exit = async () => {
+    const { port } = start();
+    const lock = await new Promise<string>((resolve) => (port.onmessage = ({ data }) => data.kind === 'alive' && resolve(data.lock)));
+    port.postMessage('exit');
+    await navigator.locks.request(lock, () => undefined);
+  };
+  return { start, exit };
 }
 
 const via = async (db: BrowserDatabase) => (await db.owner()).via;
@@ -88,6 +105,33 @@ describe('link broker', () => {
     const lease = (await forwarding.transport.claim('w', 60_000))!;
     expect(lease.event).toBeTypeOf('number');
     await forwarding.transport.ack(lease);
+  });
+
+  it('when the broker dies, every host joins a new one: a later host, and the next owner after a close, get a port', async () => {
+    const name = freshName('rebroker');
+    names.push(name);
+    const broker = exitingBroker(`${name}-broker`);
+    const first = await open(name, broker.start);
+    const second = await open(name, broker.start);
+    await expect.poll(() => via(second)).toBe('port');
+    await broker.exit();
+    // The link already paired outlives the broker; the hosts join a new broker and register there,
+    // so a host that comes later is paired with the owner as before.
+    const third = await open(name, broker.start);
+    await expect.poll(() => via(third)).toBe('port');
+    expect(await via(second)).toBe('port');
+    expect(await roundTrip(third, second, 'a')).toBe('a');
+    // And again after that broker dies too: the owner closes, the next one serves on the newest.
+    await broker.exit();
+    const published = Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? second : third).transport.publish('g', i));
+    await first.close();
+    expect(new Set(await Promise.all(published)).size).toBe(20);
+    const forwarding = (await second.owner()).isThisTab ? third : second;
+    await expect.poll(() => via(forwarding)).toBe('port');
+    const spy = channelCalls(name);
+    expect((await forwarding.transport.inspect()).groups[0]?.messages).toHaveLength(20);
+    expect(spy.calls()).toBe(0);
+    spy.close();
   });
 
   it('without a broker (no SharedWorker) calls take the BroadcastChannel, and fail over the same way', async () => {
