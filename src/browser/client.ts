@@ -50,8 +50,9 @@ export interface BrowserDatabaseOptions {
   createWorker?: () => Worker;
   /**
    * @internal Starts the link broker (a SharedWorker that gives this tab's host a port straight to
-   * the owner's); returning `null` forwards over the BroadcastChannel only, as where the browser
-   * has no SharedWorker. Tests use it to run that path.
+   * the owner's); called at open and again each time the broker died (its tab crashed). Returning
+   * `null` forwards over the BroadcastChannel only, as where the browser has no SharedWorker.
+   * Tests use it to run that path, and to start a broker they can end.
    */
   createBroker?: () => SharedWorker | null;
 }
