@@ -260,6 +260,7 @@ export class DemoWorker {
       publishMany: (items) => t.publishMany(items),
       claimMany: (workerId, visibilityMs, options) => t.claimMany(workerId, visibilityMs, options),
       ackMany: (leases) => t.ackMany(leases),
+      ackAndClaimMany: (leases, workerId, visibilityMs, options) => t.ackAndClaimMany(leases, workerId, visibilityMs, options),
       stats: () => t.stats(),
       cancel: (seq) => t.cancel(seq),
       inspect: () => t.inspect(),

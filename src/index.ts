@@ -15,13 +15,17 @@ export { InMemoryTransport } from './transport/memory.js';
 export { SqliteTransport } from './transport/sqlite.js';
 export { isChangeNotifier, MESSAGE_STATES } from './transport/contract.js';
 export type {
+  AckAndClaimManyResult,
+  AckManyResult,
   ChangeNotifier,
+  ClaimManyOptions,
   ClaimOptions,
   DeadLetter,
   GroupSnapshot,
   Lease,
   MessageSnapshot,
   MessageState,
+  PublishItem,
   PublishOptions,
   Transport,
   TransportOptions,

@@ -48,6 +48,14 @@ export function observe(transport: Transport & ChangeNotifier, model: TimelineMo
       for (const lease of result.lost) model.refused(lease, at, 'ack');
       return result;
     },
+    ackAndClaimMany: async (leases, workerId, visibilityMs, options) => {
+      const at = now();
+      const result = await transport.ackAndClaimMany(leases, workerId, visibilityMs, options);
+      for (const lease of result.acked) model.ended(lease, at, 'acked');
+      for (const lease of result.lost) model.refused(lease, at, 'ack');
+      for (const lease of result.claimed) model.claimed(lease, visibilityMs);
+      return result;
+    },
     ackAndClaim: async (lease, workerId, visibilityMs, options) => {
       const at = now();
       const next = await fenced(lease, 'ack', at, transport.ackAndClaim(lease, workerId, visibilityMs, options));

@@ -4,7 +4,7 @@
  */
 import { ClosedError, StorageError } from '../errors.js';
 import type { Execution, ExecutionStore } from '../store/contract.js';
-import { type AckManyResult, type ChangeNotifier, DEFAULT_QUEUE, type Lease, type PublishOptions, type Transport } from '../transport/contract.js';
+import { type AckAndClaimManyResult, type AckManyResult, type ChangeNotifier, DEFAULT_QUEUE, type Lease, type PublishOptions, type Transport } from '../transport/contract.js';
 import { checkChanges, checkExecution } from '../store/checks.js';
 import { encodeCommit, encodeStep } from '../store/encode.js';
 import { checkPublish, checkPublishItems } from '../transport/shared.js';
@@ -292,6 +292,10 @@ function transportProxy<E>(connection: Connection, queue: string): Transport<E> 
     ack: (lease) => call('ack', [lease]) as Promise<void>,
     ackMany: async (leases) => sameLeases(leases, (await call('ackMany', [leaseFences(leases)])) as AckManyResult),
     ackAndClaim: (lease, workerId, visibilityMs, options) => call('ackAndClaim', [lease, workerId, visibilityMs, options]) as never,
+    ackAndClaimMany: async (leases, workerId, visibilityMs, options) => {
+      const answer = (await call('ackAndClaimMany', [leaseFences(leases), workerId, visibilityMs, options])) as AckAndClaimManyResult<E>;
+      return { ...sameLeases(leases, answer), claimed: answer.claimed };
+    },
     nack: (lease, delayMs) => call('nack', [lease, delayMs]) as Promise<void>,
     extend: (lease, visibilityMs) => call('extend', [lease, visibilityMs]) as never,
     inspect: () => call('inspect', []) as never,

@@ -24,7 +24,7 @@ import type { CallMessage } from './wire.js';
 
 /** Calls that change data: journaled, so a retry is answered instead of applied again. */
 const CHANGING: Record<'transport' | 'store', ReadonlySet<string>> = {
-  transport: new Set(['publish', 'publishMany', 'claim', 'claimMany', 'ack', 'ackMany', 'ackAndClaim', 'nack', 'extend', 'redrive', 'cancel']),
+  transport: new Set(['publish', 'publishMany', 'claim', 'claimMany', 'ack', 'ackMany', 'ackAndClaim', 'ackAndClaimMany', 'nack', 'extend', 'redrive', 'cancel']),
   store: new Set(['save', 'commit', 'ackOutbox', 'ackSpawn', 'deleteTimer', 'appendTrace', 'delete']),
 };
 const READING: Record<'transport' | 'store', ReadonlySet<string>> = {

@@ -36,7 +36,7 @@ export interface SqlGroupRow {
 
 /** One traced transport call: a claim, an ack or a nack, in any of their forms. */
 export interface SqlTraceEntry {
-  /** The contract method: `claim`, `claimMany`, `ack`, `ackMany`, `ackAndClaim` or `nack`. */
+  /** The contract method: `claim`, `claimMany`, `ack`, `ackMany`, `ackAndClaim`, `ackAndClaimMany` or `nack`. */
   method: string;
   queue: string;
   /** The caller's clock reading, which the call's SQL binds as `now`. */
@@ -53,7 +53,7 @@ export interface SqlTraceEntry {
   error: { name: string; message: string } | null;
 }
 
-const TRACED = new Set(['claim', 'claimMany', 'ack', 'ackMany', 'ackAndClaim', 'nack']);
+const TRACED = new Set(['claim', 'claimMany', 'ack', 'ackMany', 'ackAndClaim', 'ackAndClaimMany', 'nack']);
 /** Entries kept: enough to find the last claim and the last ack among a busy batch. */
 const KEEP = 24;
 export const ROWS_SHOWN = 24;

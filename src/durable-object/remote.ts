@@ -7,7 +7,7 @@
 import { sameLeases } from '../browser/wire.js';
 import { ClosedError } from '../errors.js';
 import type { ExecutionStore } from '../store/contract.js';
-import type { AckManyResult, ChangeNotifier, Lease, Transport } from '../transport/contract.js';
+import type { AckAndClaimManyResult, AckManyResult, ChangeNotifier, Lease, Transport } from '../transport/contract.js';
 import { METHODS, type Target, VERSION_BUMPING } from './methods.js';
 
 /** Sends one call and resolves its value, or rejects with the rebuilt error. */
@@ -26,8 +26,9 @@ function proxy(target: Target, send: SendCall): Record<string, unknown> & { clos
       // Trailing undefined arguments are left off, as a local call would not see them either.
       while (args.length > 0 && args[args.length - 1] === undefined) args.pop();
       const value = await send(target, method, args);
-      // ackMany answers with the caller's own lease objects; copies came back.
+      // ackMany and ackAndClaimMany answer with the caller's own lease objects; copies came back.
       if (target === 'transport' && method === 'ackMany') return sameLeases(args[0] as Lease[], value as AckManyResult);
+      if (target === 'transport' && method === 'ackAndClaimMany') return { ...sameLeases(args[0] as Lease[], value as AckManyResult), claimed: (value as AckAndClaimManyResult).claimed };
       if (target === 'store' && VERSION_BUMPING.has(method)) {
         // The object bumped its copy; the caller's object must see it too, as with a local store.
         (args[0] as { version: number }).version = value as number;

@@ -10,13 +10,15 @@
  *   the next group of the object whose turn it is.
  * - `publishMany`, `claimMany` and `ackMany` are one transaction per object, not across objects:
  *   every item is checked before anything is sent, but a storage failure of one object can leave
- *   the other objects' parts done.
+ *   the other objects' parts done. `ackAndClaimMany` is `ackMany` then `claimMany`: two steps,
+ *   so another caller's claim can come between them.
  * - A seq is `localSeq * N + index`: unique and increasing within a group, not across groups.
  * - An empty claim costs N calls; idle consumers should wait on `onChange` instead of polling.
  */
 import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkSeq } from '../transport/shared.js';
 import { toJson } from '../validate.js';
 import type {
+  AckAndClaimManyResult,
   AckManyResult,
   ChangeNotifier,
   ClaimManyOptions,
@@ -131,6 +133,12 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
         }),
       );
       return { acked: leases.filter((_, i) => done.has(i)), lost: leases.filter((_, i) => !done.has(i)) };
+    },
+    async ackAndClaimMany(leases: readonly Lease<E>[], workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<AckAndClaimManyResult<E>> {
+      checkLeases<E>(leases);
+      checkClaimMany(workerId, visibilityMs, options);
+      const done = await transport.ackMany(leases);
+      return { ...done, claimed: await transport.claimMany(workerId, visibilityMs, options) };
     },
     async ackAndClaim(lease: Lease<E>, workerId: string, visibilityMs: number, options?: ClaimOptions) {
       checkLease(lease);

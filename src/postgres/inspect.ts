@@ -1,11 +1,12 @@
 /**
  * The snapshot of a queue, read in one statement (one consistent view of groups, messages and
  * dead letters) and turned into the contract's shapes. Not fast, not meant to be: for
- * operators, tests and demos, not for a worker's loop.
+ * operators, tests and demos, not for a worker's loop. And the stats: counts only, cheap
+ * enough to poll.
  * @internal
  */
 import { headState, waitingState } from '../transport/shared.js';
-import type { DeadLetter, GroupSnapshot, TransportSnapshot } from '../transport/contract.js';
+import type { DeadLetter, GroupSnapshot, TransportSnapshot, TransportStats } from '../transport/contract.js';
 import { decodeId } from './ids.js';
 
 interface GroupJson { g: string; p: number; o: number; a: number; h: string | null; u: number | null }
@@ -68,4 +69,33 @@ export function snapshotFrom<E>(row: InspectRow): TransportSnapshot<E> {
     });
   }
   return { now, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: deadLettersFrom<E>(row.dead) };
+}
+
+export interface StatsRow { queued: string; groups: string; ready: string; leased: string; next: number | null; dead: string }
+
+/** The counts of `stats()` in one statement. $1: queue id; $2: the injected clock's reading, or null for the server's. */
+export function statsQuery(s: string): string {
+  return `WITH t AS (SELECT coalesce($2::double precision, ${s}.lh_now()) AS now)
+    SELECT (SELECT count(*) FROM ${s}.lh_messages WHERE queue = $1) AS queued,
+      count(g.group_id) AS groups,
+      count(g.group_id) FILTER (WHERE g.locked_until IS NULL OR g.locked_until < t.now) AS ready,
+      count(g.group_id) FILTER (WHERE g.holder IS NOT NULL AND g.locked_until >= t.now) AS leased,
+      min(g.locked_until) FILTER (WHERE g.locked_until >= t.now) AS next,
+      (SELECT count(*) FROM ${s}.lh_dead_letters WHERE queue = $1) AS dead
+    FROM t LEFT JOIN ${s}.lh_groups g ON g.queue = $1 GROUP BY t.now`;
+}
+
+export function statsFrom(row: StatsRow): TransportStats {
+  const groups = Number(row.groups);
+  const ready = Number(row.ready);
+  const leased = Number(row.leased);
+  return {
+    queued: Number(row.queued),
+    groups,
+    ready,
+    leased,
+    waiting: groups - ready - leased,
+    dead: Number(row.dead),
+    nextReadyAt: row.next === null ? null : row.next + 1,
+  };
 }

@@ -10,6 +10,7 @@ import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
 import { Listeners } from '../transport/notifier.js';
 import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkSeq, checkTransportOptions } from '../transport/shared.js';
 import type {
+  AckAndClaimManyResult,
   AckManyResult,
   ChangeNotifier,
   ClaimManyOptions,
@@ -26,7 +27,7 @@ import type {
 import { checkDuration, readClock, toJson } from '../validate.js';
 import type { PgDatabase } from './driver.js';
 import { checkIndexedId, decodeId, encodeId } from './ids.js';
-import { type DeadJson, deadLettersFrom, deadLettersSelect, inspectQuery, snapshotFrom, type InspectRow } from './inspect.js';
+import { type DeadJson, deadLettersFrom, deadLettersSelect, inspectQuery, snapshotFrom, type InspectRow, type StatsRow, statsFrom, statsQuery } from './inspect.js';
 import { checkSchemaName, migratePostgres, quoteIdent } from './schema.js';
 
 /** Options of {@link PostgresTransport}. */
@@ -219,8 +220,22 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     if (leases.length === 0) return { acked: [], lost: [] };
     const q = await this.#open();
     const [row] = await this.#db.query<{ done: string }>(`SELECT ${this.#fn('lh_ack_many', 3)} AS done`, [q.id, JSON.stringify(leases.map(heldBy)), this.#inline(q)]);
-    const result: AckManyResult<E> = { acked: [], lost: [] };
-    leases.forEach((lease, i) => (row!.done[i] === 't' ? result.acked : result.lost).push(lease));
+    const result = sortAcks(leases, row!.done);
+    if (result.acked.length > 0) this.#changed(q);
+    return result;
+  }
+
+  async ackAndClaimMany(leases: readonly Lease<E>[], workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<AckAndClaimManyResult<E>> {
+    checkLeases<E>(leases);
+    const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
+    this.#ensureOpen();
+    const now = this.#now();
+    const q = await this.#open();
+    // The first row carries the acks' outcome; the claimed leases follow (lh_ack_claim_many).
+    const [acks, ...claimed] = await this.#db.query<LeaseRow & { o_done: string }>(`SELECT * FROM ${this.#fn('lh_ack_claim_many', 10)}`, [
+      q.id, q.claims, JSON.stringify(leases.map(heldBy)), encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, max, this.#inline(q),
+    ]);
+    const result = { ...sortAcks(leases, acks!.o_done), claimed: claimed.map((row) => leaseOf<E>(row, workerId)) };
     if (result.acked.length > 0) this.#changed(q);
     return result;
   }
@@ -266,31 +281,8 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
-    const s = this.#s;
-    type Row = { now: number; queued: string; groups: string; ready: string; leased: string; next: number | null; dead: string };
-    const [row] = await this.#db.query<Row>(
-      `WITH t AS (SELECT coalesce($2::double precision, ${s}.lh_now()) AS now)
-      SELECT (SELECT count(*) FROM ${s}.lh_messages WHERE queue = $1) AS queued,
-        count(g.group_id) AS groups,
-        count(g.group_id) FILTER (WHERE g.locked_until IS NULL OR g.locked_until < t.now) AS ready,
-        count(g.group_id) FILTER (WHERE g.holder IS NOT NULL AND g.locked_until >= t.now) AS leased,
-        min(g.locked_until) FILTER (WHERE g.locked_until >= t.now) AS next,
-        (SELECT count(*) FROM ${s}.lh_dead_letters WHERE queue = $1) AS dead
-      FROM t LEFT JOIN ${s}.lh_groups g ON g.queue = $1 GROUP BY t.now`,
-      [q.id, now],
-    );
-    const groups = Number(row!.groups);
-    const ready = Number(row!.ready);
-    const leased = Number(row!.leased);
-    return {
-      queued: Number(row!.queued),
-      groups,
-      ready,
-      leased,
-      waiting: groups - ready - leased,
-      dead: Number(row!.dead),
-      nextReadyAt: row!.next === null ? null : row!.next + 1,
-    };
+    const [row] = await this.#db.query<StatsRow>(statsQuery(this.#s), [q.id, now]);
+    return statsFrom(row!);
   }
 
   async cancel(seq: number): Promise<boolean> {
@@ -404,6 +396,13 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
 /** The lease's group, seq, attempt and holder, as the functions take them. */
 function heldBy(lease: Lease<unknown>): [string, number, number, string] {
   return [encodeId(lease.groupId), lease.seq, lease.attempt, encodeId(lease.workerId)];
+}
+
+/** The leases as acked or lost, in input order, from the functions' letters ('t' acked, else lost). */
+function sortAcks<E>(leases: readonly Lease<E>[], done: string): AckManyResult<E> {
+  const result: AckManyResult<E> = { acked: [], lost: [] };
+  leases.forEach((lease, i) => (done[i] === 't' ? result.acked : result.lost).push(lease));
+  return result;
 }
 
 function lost(lease: Lease<unknown>): LeaseLostError {

@@ -92,6 +92,12 @@ export interface AckManyResult<E = unknown> {
   lost: Lease<E>[];
 }
 
+/** What {@link Transport.ackAndClaimMany} did: {@link AckManyResult} plus the new leases. */
+export interface AckAndClaimManyResult<E = unknown> extends AckManyResult<E> {
+  /** The leases taken after the acks, as {@link Transport.claimMany} returns them (maybe none). */
+  claimed: Lease<E>[];
+}
+
 /** Counts of {@link Transport.stats}, read at one instant without reading any event. */
 export interface TransportStats {
   /** Messages queued: ready, leased, parked or delayed. Dead letters are not counted. */
@@ -268,6 +274,20 @@ export interface Transport<E = unknown> {
    * empty arrays.
    */
   ackMany(leases: readonly Lease<E>[]): Promise<AckManyResult<E>>;
+
+  /**
+   * {@link ackMany} then {@link claimMany} as one step: what a batch worker's loop does after
+   * each batch. The SQL backends run both in one transaction (one commit), and a remote backend
+   * (another tab's owner, a Durable Object) answers in one round trip where the two calls take
+   * two. Nothing can happen between the acks and the claims: `claimed` is what `claimMany` would
+   * have returned right after the acks, at the same clock reading (so a group acked here can be
+   * claimed again at once, for its next message). As with `ackMany`, a lease that no longer holds
+   * its message is reported in `lost`, and the claims go ahead all the same.
+   *
+   * Every argument is checked before anything changes (TypeError / RangeError naming it).
+   * `leases` may be `[]`: then it is `claimMany`.
+   */
+  ackAndClaimMany(leases: readonly Lease<E>[], workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<AckAndClaimManyResult<E>>;
 
   /**
    * Gives the message back. `delayMs` 0 (default): free now, for an immediate retry.

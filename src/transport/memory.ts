@@ -26,6 +26,7 @@ import {
 } from './shared.js';
 import { Listeners } from './notifier.js';
 import type {
+  AckAndClaimManyResult,
   AckManyResult,
   ChangeNotifier,
   ClaimManyOptions,
@@ -166,6 +167,26 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       (message ? result.acked : result.lost).push(lease);
     }
     if (result.acked.length > 0) this.#listeners.notify();
+    return result;
+  }
+
+  async ackAndClaimMany(leases: readonly Lease<E>[], workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<AckAndClaimManyResult<E>> {
+    checkLeases<E>(leases);
+    const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
+    this.#ensureOpen();
+    const now = readClock(this.#clock); // before the acks: a clock that throws must change nothing
+    const result: AckAndClaimManyResult<E> = { acked: [], lost: [], claimed: [] };
+    for (const lease of leases) {
+      const message = this.#holding(lease);
+      if (message) this.#removeHead(this.#groups.get(message.groupId)!);
+      (message ? result.acked : result.lost).push(lease);
+    }
+    if (result.acked.length > 0) this.#listeners.notify();
+    while (result.claimed.length < max) {
+      const lease = this.#claim(workerId, visibilityMs, minPriority, now);
+      if (!lease) break;
+      result.claimed.push(lease);
+    }
     return result;
   }
 

@@ -37,6 +37,7 @@ import {
 import { Listeners } from './notifier.js';
 import { watchDataVersion } from './watch.js';
 import type {
+  AckAndClaimManyResult,
   AckManyResult,
   ChangeNotifier,
   ClaimManyOptions,
@@ -258,18 +259,20 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   async claimMany(workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<Lease<E>[]> {
     const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
     this.#ensureOpen();
-    return this.#db.transaction(() => {
-      const now = readClock(this.#clock);
-      const fast = this.#claimClaimable(workerId, visibilityMs, minPriority, max, now);
-      if (fast) return fast;
-      const leases: Lease<E>[] = [];
-      while (leases.length < max) {
-        const lease = this.#claim(workerId, visibilityMs, minPriority, now);
-        if (!lease) break;
-        leases.push(lease);
-      }
-      return leases;
-    });
+    return this.#db.transaction(() => this.#claimMany(workerId, visibilityMs, minPriority, max, readClock(this.#clock)));
+  }
+
+  /** The body of claimMany, inside the caller's transaction. */
+  #claimMany(workerId: string, visibilityMs: number, minPriority: number, max: number, now: number): Lease<E>[] {
+    const fast = this.#claimClaimable(workerId, visibilityMs, minPriority, max, now);
+    if (fast) return fast;
+    const leases: Lease<E>[] = [];
+    while (leases.length < max) {
+      const lease = this.#claim(workerId, visibilityMs, minPriority, now);
+      if (!lease) break;
+      leases.push(lease);
+    }
+    return leases;
   }
 
   async ack(lease: Lease<E>): Promise<void> {
@@ -285,17 +288,34 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     checkLeases<E>(leases);
     this.#ensureOpen();
     if (leases.length === 0) return { acked: [], lost: [] };
+    const result = this.#db.transaction(() => this.#ackMany(leases, { acked: [], lost: [] }));
+    if (result.acked.length > 0) this.#listeners.notify();
+    return result;
+  }
+
+  async ackAndClaimMany(leases: readonly Lease<E>[], workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<AckAndClaimManyResult<E>> {
+    checkLeases<E>(leases);
+    const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
+    this.#ensureOpen();
     const result = this.#db.transaction(() => {
-      const done: AckManyResult<E> = { acked: [], lost: [] };
-      const removed = this.#ackDistinct(leases);
-      for (const lease of leases) {
-        const acked = removed ? removed.get(lease.groupId) === lease.seq : this.#ack(lease);
-        (acked ? done.acked : done.lost).push(lease);
-      }
+      const now = readClock(this.#clock); // before the acks: a clock that throws rolls back nothing written
+      const done: AckAndClaimManyResult<E> = { acked: [], lost: [], claimed: [] };
+      this.#ackMany(leases, done);
+      done.claimed = this.#claimMany(workerId, visibilityMs, minPriority, max, now);
       return done;
     });
     if (result.acked.length > 0) this.#listeners.notify();
     return result;
+  }
+
+  /** The body of ackMany, inside the caller's transaction: sorts each lease into `done`. */
+  #ackMany<R extends AckManyResult<E>>(leases: readonly Lease<E>[], done: R): R {
+    const removed = this.#ackDistinct(leases);
+    for (const lease of leases) {
+      const acked = removed ? removed.get(lease.groupId) === lease.seq : this.#ack(lease);
+      (acked ? done.acked : done.lost).push(lease);
+    }
+    return done;
   }
 
   async ackAndClaim(lease: Lease<E>, workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {

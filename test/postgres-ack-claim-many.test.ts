@@ -1,0 +1,209 @@
+/**
+ * ackAndClaimMany on PostgreSQL (a server through pg, and PGlite): one call of the SQL function
+ * lh_ack_claim_many. Checked here beyond the conformance suite: against InMemoryTransport over
+ * a long seeded run (stale leases, expiries, dead letters, priorities, groups acked and claimed
+ * again in one call); one statement per call, notices only when something was acked; every bad
+ * argument refused before anything changes (a bad lease behind good ones acks none of them); a
+ * throwing clock changes nothing; and a database at schema version 3 with a lease in flight
+ * migrates on open, after which that lease is acked by ackAndClaimMany.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../src/clock.js';
+import type { PgDatabase } from '../src/postgres/driver.js';
+import { PG_SCHEMA_VERSION } from '../src/postgres/schema.js';
+import { PostgresTransport } from '../src/postgres/transport.js';
+import type { Lease, Transport } from '../src/transport/contract.js';
+import { InMemoryTransport } from '../src/transport/memory.js';
+import { pgliteDatabase, releaseSchema, serverDatabase, takeSchema } from './support/postgres.js';
+import { seeded } from './support/torture.js';
+
+const databases: [string, () => Promise<PgDatabase>][] = [
+  ['a PostgreSQL server (pg)', async () => serverDatabase()],
+  ['PGlite', () => pgliteDatabase()],
+];
+
+type Ev = { n: number };
+const brief = (l: Lease<Ev>) => [l.seq, l.groupId, l.event.n, l.workerId, l.attempt, l.expiresAt];
+
+describe.each(databases)('PostgresTransport.ackAndClaimMany on %s', (_name, database) => {
+  const used: [PgDatabase, string][] = [];
+  const open = async (options: { clock?: () => number; maxAttempts?: number } = {}) => {
+    const db = await database();
+    const schema = await takeSchema(db);
+    used.push([db, schema]);
+    return { db, schema, transport: new PostgresTransport<Ev>(db, { ...options, schema }) };
+  };
+  afterAll(async () => {
+    for (const [db, schema] of used) await releaseSchema(db, schema);
+  });
+
+  it('returns what InMemoryTransport returns, call for call, over a seeded run', async () => {
+    const clock = new ManualClock(1_000_000);
+    const { transport: pg } = await open({ clock: clock.now, maxAttempts: 3 });
+    const memory = new InMemoryTransport<Ev>({ clock: clock.now, maxAttempts: 3 });
+    const random = seeded(41);
+    const both = async <R>(call: (t: Transport<Ev>) => Promise<R>): Promise<R> => {
+      const [a, b] = [await call(memory), await call(pg)];
+      expect(b).toEqual(a);
+      return a;
+    };
+    // Leases each worker holds, and leases it once held (acking those again must report them lost).
+    const held = new Map<string, Lease<Ev>[]>([['w1', []], ['w2', []], ['w3', []]]);
+    const stale: Lease<Ev>[] = [];
+    let acked = 0;
+    let reclaimed = 0;
+    let n = 0;
+    for (let step = 0; step < 300; step++) {
+      if (random() < 0.3) {
+        const items = Array.from({ length: 1 + Math.floor(random() * 6) }, () => ({
+          groupId: `g${Math.floor(random() * 7)}`, event: { n: n++ }, options: { priority: random() < 0.2 ? 1 : 0 },
+        }));
+        await both((t) => t.publishMany(items));
+      }
+      const worker = `w${1 + Math.floor(random() * 3)}`;
+      const mine = held.get(worker)!;
+      // Ack a random part of what this worker holds (in a shuffled order), with now and then a stale lease among them.
+      const acking = mine.filter(() => random() < 0.7).sort(() => random() - 0.5);
+      if (stale.length > 0 && random() < 0.3) acking.splice(Math.floor(random() * (acking.length + 1)), 0, stale[Math.floor(random() * stale.length)]!);
+      const options = { max: 1 + Math.floor(random() * 5), ...(random() < 0.2 ? { minPriority: 1 } : {}) };
+      const visibilityMs = 100 + Math.floor(random() * 400);
+      const result = await both((t) => t.ackAndClaimMany(acking, worker, visibilityMs, options));
+      expect(result.acked.concat(result.lost).length).toBe(acking.length);
+      acked += result.acked.length;
+      const ackedGroups = new Set(result.acked.map((l) => l.groupId));
+      reclaimed += result.claimed.filter((l) => ackedGroups.has(l.groupId)).length;
+      stale.push(...acking);
+      held.set(worker, mine.filter((l) => !acking.includes(l)).concat(result.claimed));
+      // Time passes: now and then past the shorter leases, which others then take over (or dead-letter).
+      clock.advance(random() < 0.15 ? 300 : Math.floor(random() * 40));
+      if (step % 50 === 49) {
+        await both(async (t) => (await t.stats()));
+        await both(async (t) => (await t.deadLetters()).map((d) => [d.seq, d.groupId, d.attempt, d.deadAt]));
+      }
+    }
+    // The run did what it is meant to exercise.
+    expect(acked).toBeGreaterThan(100);
+    expect(reclaimed).toBeGreaterThan(0);
+    expect((await pg.deadLetters()).length).toBeGreaterThan(0);
+    await pg.close();
+  });
+
+  it('is one statement; acks and claims by one clock reading; leases may be [] (then it is claimMany)', async () => {
+    const { db, transport } = await open();
+    await transport.publishMany(['a', 'a', 'b', 'c'].map((groupId, n) => ({ groupId, event: { n } })));
+    await transport.stats(); // opens the queue
+    const statements: string[] = [];
+    const counted = new PostgresTransport<Ev>({ ...db, query: (text, params) => (statements.push(text), db.query(text, params)) }, { schema: used.at(-1)![1] });
+    await counted.stats();
+    statements.length = 0;
+    const first = await counted.ackAndClaimMany([], 'w', 60_000, { max: 2 });
+    expect(first).toMatchObject({ acked: [], lost: [] });
+    expect(first.claimed.map((l) => [l.groupId, l.event.n])).toEqual([['a', 0], ['b', 2]]);
+    const next = await counted.ackAndClaimMany(first.claimed, 'w', 60_000, { max: 10 });
+    expect(next.acked).toEqual(first.claimed);
+    expect(next.acked[0]).toBe(first.claimed[0]); // the caller's own objects
+    // The group acked in this call is claimed again at once, for its next message.
+    expect(next.claimed.map((l) => [l.groupId, l.event.n])).toEqual([['c', 3], ['a', 1]]);
+    expect(new Set(next.claimed.map((l) => l.expiresAt)).size).toBe(1);
+    expect(statements).toHaveLength(2);
+    expect(statements.every((s) => s.includes('lh_ack_claim_many'))).toBe(true);
+    // Nothing left to claim, a lease already acked: lost, and an empty claim.
+    const last = await counted.ackAndClaimMany([first.claimed[0]!, ...next.claimed], 'w', 60_000, { max: 3 });
+    expect(last).toEqual({ acked: next.claimed, lost: [first.claimed[0]], claimed: [] });
+    expect(await transport.stats()).toMatchObject({ queued: 0, groups: 0 });
+    await counted.close();
+    await transport.close();
+  });
+
+  it('sends a change notice when it acked something, and only then', async () => {
+    const { db, schema } = await open();
+    const sent: string[] = [];
+    // On a server the driver sends an ack's notice after the commit (db.notify); PGlite NOTIFYs in
+    // the function: count those through a listener of the channel the transport uses.
+    const transport = new PostgresTransport<Ev>(db.notify ? { ...db, notify: (channel) => (sent.push(channel), db.notify!(channel)) } : db, { schema });
+    await transport.publishMany([{ groupId: 'a', event: { n: 0 } }, { groupId: 'b', event: { n: 1 } }]);
+    let heard = 0;
+    const stop = transport.onChange(() => heard++);
+    const { claimed } = await transport.ackAndClaimMany([], 'w', 60_000, { max: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = { heard, sent: sent.length };
+    await transport.ackAndClaimMany([{ ...claimed[0]!, attempt: 9 }], 'w', 60_000, { max: 1 }); // lost; claims b
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect({ heard, sent: sent.length }).toEqual(before);
+    await transport.ackAndClaimMany(claimed, 'w', 60_000, { max: 1 });
+    for (let i = 0; i < 200 && heard === before.heard; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(heard).toBeGreaterThan(before.heard);
+    if (db.notify) expect(sent).toHaveLength(before.sent + 1);
+    stop();
+    await transport.close();
+  });
+
+  it('refuses every bad argument before anything changes', async () => {
+    const clock = new ManualClock(5_000);
+    const { transport } = await open({ clock: clock.now });
+    await transport.publishMany(['a', 'b', 'c'].map((groupId, n) => ({ groupId, event: { n } })));
+    const leases = await transport.claimMany('w', 1_000, { max: 2 });
+    const before = await transport.inspect();
+    const bad: [string, () => Promise<unknown>, typeof TypeError | typeof RangeError][] = [
+      ['leases not an array', () => transport.ackAndClaimMany(leases[0] as never, 'w', 1_000, { max: 1 }), TypeError],
+      ['a bad lease behind good ones', () => transport.ackAndClaimMany([...leases, { ...leases[0]!, seq: 0 }], 'w', 1_000, { max: 1 }), RangeError],
+      ['a lease without a group', () => transport.ackAndClaimMany([leases[0]!, { ...leases[1]!, groupId: undefined } as never], 'w', 1_000, { max: 1 }), TypeError],
+      ['worker id empty', () => transport.ackAndClaimMany(leases, '', 1_000, { max: 1 }), RangeError],
+      ['worker id a number', () => transport.ackAndClaimMany(leases, 7 as never, 1_000, { max: 1 }), TypeError],
+      ['visibility negative', () => transport.ackAndClaimMany(leases, 'w', -1, { max: 1 }), RangeError],
+      ['visibility NaN', () => transport.ackAndClaimMany(leases, 'w', NaN, { max: 1 }), RangeError],
+      ['options missing', () => transport.ackAndClaimMany(leases, 'w', 1_000, undefined as never), TypeError],
+      ['max 0', () => transport.ackAndClaimMany(leases, 'w', 1_000, { max: 0 }), RangeError],
+      ['max over the batch limit', () => transport.ackAndClaimMany(leases, 'w', 1_000, { max: 1_001 }), RangeError],
+      ['max a string', () => transport.ackAndClaimMany(leases, 'w', 1_000, { max: '2' as never }), TypeError],
+      ['minPriority -1', () => transport.ackAndClaimMany(leases, 'w', 1_000, { max: 1, minPriority: -1 }), RangeError],
+    ];
+    for (const [label, call, error] of bad) {
+      await expect(call(), label).rejects.toBeInstanceOf(error);
+      expect(await transport.inspect(), label).toEqual(before);
+    }
+    // And the same call with good arguments does change it.
+    expect(await transport.ackAndClaimMany(leases, 'w', 1_000, { max: 1 })).toMatchObject({ acked: leases, lost: [] });
+    expect(await transport.inspect()).not.toEqual(before);
+    await transport.close();
+  });
+
+  it('a clock that throws changes nothing', async () => {
+    let broken = false;
+    const clock = new ManualClock(5_000);
+    const { transport } = await open({
+      clock: () => {
+        if (broken) throw new Error('the clock broke');
+        return clock.now();
+      },
+    });
+    await transport.publishMany(['a', 'a', 'b'].map((groupId, n) => ({ groupId, event: { n } })));
+    const leases = await transport.claimMany('w', 1_000, { max: 2 });
+    const before = await transport.inspect();
+    broken = true;
+    await expect(transport.ackAndClaimMany(leases, 'w', 1_000, { max: 2 })).rejects.toThrow('the clock broke');
+    broken = false;
+    expect(await transport.inspect()).toEqual(before);
+    await transport.close();
+  });
+
+  it('a database at schema version 3 with a lease in flight migrates on open; the lease is then acked by it', async () => {
+    const { db, schema, transport: old } = await open();
+    await old.publishMany([{ groupId: 'a', event: { n: 0 } }, { groupId: 'a', event: { n: 1 } }]);
+    const lease = (await old.claim('w', 60_000))!;
+    await old.close();
+    // Migration 4 only adds lh_ack_claim_many: without it and its record the schema is exactly
+    // what leasehold at version 3 wrote.
+    await db.query(`DROP FUNCTION "${schema}".lh_ack_claim_many`);
+    await db.query(`DELETE FROM "${schema}".lh_migrations WHERE version = 4`);
+    const version = async () => (await db.query<{ v: number }>(`SELECT max(version)::int AS v FROM "${schema}".lh_migrations`))[0]!.v;
+    expect(await version()).toBe(3);
+    const upgraded = new PostgresTransport<Ev>(db, { schema });
+    const result = await upgraded.ackAndClaimMany([lease], 'w', 60_000, { max: 5 });
+    expect(result.acked).toEqual([lease]);
+    expect(result.claimed.map((l) => [l.groupId, l.event.n, l.attempt])).toEqual([['a', 1, 1]]);
+    expect(PG_SCHEMA_VERSION).toBe(4);
+    expect(await version()).toBe(PG_SCHEMA_VERSION);
+    await upgraded.close();
+  });
+});
