@@ -1,6 +1,6 @@
 /**
- * Large batches against the reference model: claimMany must be exactly k successive claims and
- * ackMany exactly the acks in turn, at sizes the model-based test never reaches (up to 40 of
+ * Large batches against the reference model: claimMany must be exactly k successive claims,
+ * ackMany exactly the acks in turn, and ackAndClaimMany the acks then the claims, at sizes the model-based test never reaches (up to 40 of
  * 60 groups, so ackMany spans more than one of SQLite's per-statement chunks), with stale and
  * repeated and forged leases, parks, delays, priority floors and dead-lettering on the way. SqliteTransport
  * answers batches with set-based statements when it can and falls back to the per-claim loop
@@ -8,23 +8,34 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Lease } from '../src/transport/contract.js';
+import type { AckAndClaimManyResult, Lease } from '../src/transport/contract.js';
 import { transportBackends } from './support/backends.js';
 import { type ModelLease, TransportModel } from './support/model.js';
 
+/** The claims of a claimMany, or of an ackAndClaimMany after its acks. */
+interface Claim {
+  worker: number;
+  max: number;
+  visibility: number;
+  minPriority: number;
+}
+
 type Step =
   | { kind: 'publish'; count: number; spread: number; priority: number; delay: number }
-  | { kind: 'claimMany'; worker: number; max: number; visibility: number; minPriority: number }
-  | { kind: 'ackMany'; picks: number[]; repeat: boolean; forge: boolean }
+  | ({ kind: 'claimMany' } & Claim)
+  | { kind: 'ackMany'; picks: number[]; repeat: boolean; forge: boolean; claim: Claim | null }
   | { kind: 'nack'; pick: number; delay: number }
   | { kind: 'advance'; ms: number };
 
 const GROUPS = 60;
 
+const claim = { worker: fc.nat(2), max: fc.integer({ min: 1, max: 40 }), visibility: fc.constantFrom(5, 10, 30), minPriority: fc.constantFrom(0, 0, 1, 2) };
+
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('publish' as const), count: fc.integer({ min: 1, max: 40 }), spread: fc.integer({ min: 1, max: GROUPS }), priority: fc.nat(3), delay: fc.constantFrom(0, 0, 0, 5, 20) }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('claimMany' as const), worker: fc.nat(2), max: fc.integer({ min: 1, max: 40 }), visibility: fc.constantFrom(5, 10, 30), minPriority: fc.constantFrom(0, 0, 1, 2) }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('ackMany' as const), picks: fc.array(fc.nat(200), { maxLength: 40 }), repeat: fc.boolean(), forge: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('claimMany' as const), ...claim }) },
+  // `claim`: the acks and then these claims in one ackAndClaimMany.
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('ackMany' as const), picks: fc.array(fc.nat(200), { maxLength: 40 }), repeat: fc.boolean(), forge: fc.boolean(), claim: fc.option(fc.record(claim)) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('nack' as const), pick: fc.nat(200), delay: fc.constantFrom(0, 10) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.constantFrom(0, 5, 6, 10, 11, 31) }) },
 );
@@ -49,7 +60,7 @@ describe.each(sqliteBackends)('large batches against the model: $name', (backend
   });
 
   for (const maxAttempts of [undefined, 2]) {
-    it(`claimMany and ackMany of up to 40 agree with successive claims and acks (maxAttempts ${maxAttempts ?? 'unlimited'})`, async () => {
+    it(`claimMany, ackMany and ackAndClaimMany of up to 40 agree with successive claims and acks (maxAttempts ${maxAttempts ?? 'unlimited'})`, async () => {
       await fc.assert(
         fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 30 }), async (steps) => {
           const h = await backend.make(maxAttempts === undefined ? {} : { maxAttempts });
@@ -57,6 +68,20 @@ describe.each(sqliteBackends)('large batches against the model: $name', (backend
           const model = new TransportModel(maxAttempts);
           const leases: { real: Lease; model: ModelLease }[] = [];
           let published = 0;
+          /** Checks `got` against what successive claims of the model give at `now`, and keeps the leases. */
+          const claimed = (got: Lease[], c: Claim, now: number) => {
+            const expected: ModelLease[] = [];
+            for (let i = 0; i < c.max; i++) {
+              const lease = model.claim(`w${c.worker}`, c.visibility, c.minPriority, now);
+              if (!lease) break;
+              expected.push(lease);
+            }
+            expect(got.map((l) => ({ seq: l.seq, groupId: l.groupId, workerId: l.workerId, attempt: l.attempt, expiresAt: l.expiresAt }))).toEqual(expected);
+            got.forEach((lease, i) => {
+              expect(lease.event).toEqual({ n: lease.seq });
+              leases.push({ real: lease, model: expected[i]! });
+            });
+          };
           try {
             for (const s of steps) {
               const now = h.clock.now();
@@ -70,21 +95,9 @@ describe.each(sqliteBackends)('large batches against the model: $name', (backend
                   expect(seqs).toEqual(items.map((item) => model.publish(item.groupId, item.event, s.priority, null, s.delay ? now + s.delay : null)));
                   break;
                 }
-                case 'claimMany': {
-                  const got = await t.claimMany(`w${s.worker}`, s.visibility, { max: s.max, minPriority: s.minPriority });
-                  const expected: ModelLease[] = [];
-                  for (let i = 0; i < s.max; i++) {
-                    const lease = model.claim(`w${s.worker}`, s.visibility, s.minPriority, now);
-                    if (!lease) break;
-                    expected.push(lease);
-                  }
-                  expect(got.map((l) => ({ seq: l.seq, groupId: l.groupId, workerId: l.workerId, attempt: l.attempt, expiresAt: l.expiresAt }))).toEqual(expected);
-                  got.forEach((lease, i) => {
-                    expect(lease.event).toEqual({ n: lease.seq });
-                    leases.push({ real: lease, model: expected[i]! });
-                  });
+                case 'claimMany':
+                  claimed(await t.claimMany(`w${s.worker}`, s.visibility, { max: s.max, minPriority: s.minPriority }), s, now);
                   break;
-                }
                 case 'ackMany': {
                   // Recent leases mostly (live ones), some stale; `repeat` names one lease twice.
                   const pairs = s.picks.map((i) => leases[leases.length - 1 - (i % Math.max(leases.length, 1))]).filter((p) => p !== undefined);
@@ -97,10 +110,14 @@ describe.each(sqliteBackends)('large batches against the model: $name', (backend
                     pairs.push({ real: { ...pair.real, seq: later.seq }, model: { ...pair.model, seq: later.seq } });
                     break;
                   }
-                  const result = await t.ackMany(pairs.map((p) => p.real));
+                  const c = s.claim;
+                  const result = c
+                    ? await t.ackAndClaimMany(pairs.map((p) => p.real), `w${c.worker}`, c.visibility, { max: c.max, minPriority: c.minPriority })
+                    : await t.ackMany(pairs.map((p) => p.real));
                   const accepted = pairs.map((p) => model.ack(p.model));
                   expect(result.acked).toEqual(pairs.filter((_, i) => accepted[i]).map((p) => p.real));
                   expect(result.lost).toEqual(pairs.filter((_, i) => !accepted[i]).map((p) => p.real));
+                  if (c) claimed((result as AckAndClaimManyResult).claimed, c, now);
                   break;
                 }
                 case 'nack': {

@@ -8,7 +8,7 @@ import type { SqlGroupRow, SqlTraceEntry, SqlTraceStatement } from 'leasehold/br
 import { seconds } from '../clock.ts';
 import { h } from './dom.ts';
 
-const CLAIMS = new Set(['claim', 'claimMany', 'ackAndClaim']);
+const CLAIMS = new Set(['claim', 'claimMany', 'ackAndClaim', 'ackAndClaimMany']);
 const ACKS = new Set(['ack', 'ackMany', 'nack']);
 const COLUMNS: (keyof SqlGroupRow)[] = ['group_id', 'priority', 'claim_order', 'first_seq', 'head_attempt', 'holder', 'locked_until'];
 

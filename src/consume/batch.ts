@@ -1,6 +1,7 @@
 /**
- * The batch calls the consumer makes: `claimMany` for its free slots, `ackMany` for handlers
- * that finished together, `stats().nextReadyAt` to know when to wake.
+ * The batch calls the consumer makes: `claimMany` for its free slots, `ackAndClaimMany` for
+ * handlers that finished together (`ackMany` once stopping), `stats().nextReadyAt` to know when
+ * to wake.
  * @internal
  */
 import { LeaseLostError } from '../errors.js';
@@ -26,6 +27,27 @@ export async function ackAll<E>(transport: Transport<E>, leases: Lease<E>[], rep
   } catch (error) {
     report(error);
     return { acked: 0, lost: 0 };
+  }
+}
+
+/**
+ * Acks `leases` and claims up to `max` in one call (`ackAndClaimMany`), counting and reporting as
+ * {@link ackAll}. `claimed` is null when the call failed: then nothing was acked or claimed.
+ */
+export async function ackAllAndClaim<E>(
+  transport: Transport<E>,
+  leases: Lease<E>[],
+  claim: { workerId: string; visibilityMs: number; max: number; minPriority: number },
+  report: (error: unknown, lease?: Lease<E>) => void,
+): Promise<{ acked: number; lost: number; claimed: Lease<E>[] | null }> {
+  try {
+    const { workerId, visibilityMs, max, minPriority } = claim;
+    const { acked, lost, claimed } = await transport.ackAndClaimMany(leases, workerId, visibilityMs, { max, minPriority });
+    for (const lease of lost) report(new LeaseLostError(lease.seq, lease.attempt, lease.groupId), lease);
+    return { acked: acked.length, lost: lost.length, claimed };
+  } catch (error) {
+    report(error);
+    return { acked: 0, lost: 0, claimed: null };
   }
 }
 

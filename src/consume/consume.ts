@@ -1,15 +1,16 @@
 /**
  * `consume()`: the worker loop for the plain queue, on any Transport. One loop (the pump) does
  * every claim and every ack of a consumer, so the acks of handlers that finish together share a
- * call (`ackMany`, then `claimMany` for the free slots) and a lone ack takes the next message in
- * the same call (`ackAndClaim`); handlers run concurrently beside it, each under its own lease.
+ * call that also claims for the free slots (`ackAndClaimMany`), and a lone ack takes the next
+ * message in the same call (`ackAndClaim`); handlers run concurrently beside it, each under its
+ * own lease.
  */
 import { ClosedError, LeaseLostError } from '../errors.js';
 import { isChangeNotifier, type Lease, type Transport } from '../transport/contract.js';
 import { readClock } from '../validate.js';
 import { abortControllerClass, Job } from './job.js';
 import { checkGrace, type ConsumeConfig, resolveConsume, retryDelay } from './options.js';
-import { ackAll, claimUpTo, nextReadyAt } from './batch.js';
+import { ackAll, ackAllAndClaim, claimUpTo, nextReadyAt } from './batch.js';
 import type { ConsumeHandler, ConsumeOptions, Consumer } from './types.js';
 
 /**
@@ -252,13 +253,27 @@ class Consuming<E> implements Consumer {
   }
 
   async #ackAll(jobs: Job<E>[], free: number): Promise<void> {
-    const { acked, lost } = await ackAll(this.#cfg.transport, jobs.map((job) => job.lease), (error, lease) => this.#failed(error, 'ack', lease));
+    const leases = jobs.map((job) => job.lease);
+    const report = (error: unknown, lease?: Lease<E>) => this.#failed(error, 'ack', lease);
+    if (free === 0) {
+      const { acked, lost } = await ackAll(this.#cfg.transport, leases, report);
+      this.handled += acked;
+      this.lost += lost;
+      for (const job of jobs) this.#forget(job);
+      return;
+    }
+    const { workerId, visibilityMs, minPriority } = this.#cfg;
+    const notices = this.#notices;
+    const { acked, lost, claimed } = await ackAllAndClaim(this.#cfg.transport, leases, { workerId, visibilityMs, max: free, minPriority }, report);
     this.handled += acked;
     this.lost += lost;
     for (const job of jobs) this.#forget(job);
-    // Acks free their groups' next messages: worth a claim even after an empty one.
-    this.#maybeWork = true;
-    if (free > 0) await this.#claim(free);
+    if (claimed === null) {
+      this.#maybeWork = false; // try again after the idle back-off, not at once
+      return;
+    }
+    this.#start(claimed);
+    if (claimed.length < free && notices === this.#notices) this.#maybeWork = false;
   }
 
   async #claim(free: number): Promise<void> {

@@ -38,7 +38,7 @@ export interface ConsumeConfig<E> {
 }
 
 export const MAX_CONCURRENCY = 1000;
-const TRANSPORT_METHODS = ['claim', 'claimMany', 'ack', 'ackAndClaim', 'ackMany', 'nack', 'extend', 'stats'];
+const TRANSPORT_METHODS = ['claim', 'claimMany', 'ack', 'ackAndClaim', 'ackMany', 'ackAndClaimMany', 'nack', 'extend', 'stats'];
 
 function checkFunction(name: string, value: unknown): void {
   if (typeof value !== 'function') throw new TypeError(`${name} must be a function, got ${value === null ? 'null' : typeof value}`);

@@ -52,7 +52,7 @@ export function spy<E>(transport: Transport<E>, hide: string[] = []): { transpor
 }
 
 /** Claim-like calls: each may lease messages. */
-export const claimCalls = (s: ReturnType<typeof spy>): number => s.count('claim') + s.count('claimMany') + s.count('ackAndClaim');
+export const claimCalls = (s: ReturnType<typeof spy>): number => s.count('claim') + s.count('claimMany') + s.count('ackAndClaim') + s.count('ackAndClaimMany');
 
 export function describeConsume(name: string, make: TransportFactory): void {
   describe(`consume() on ${name}`, () => {
@@ -352,17 +352,39 @@ export function describeConsume(name: string, make: TransportFactory): void {
       expect(many.count('claim')).toBe(0);
     });
 
-    it('acks handlers that finish together in one ackMany call', async () => {
-      for (const g of ['a', 'b', 'c']) await t.publish(g, { g });
+    it('acks handlers that finish together in one call that also claims for the free slots', async () => {
+      for (const g of ['a', 'b', 'c']) await t.publish(g, { g, n: 1 });
+      for (const g of ['a', 'b']) await t.publish(g, { g, n: 2 });
       const s = spy(t);
       const gates: (() => void)[] = [];
-      const consumer = start(() => new Promise<void>((resolve) => gates.push(resolve)), { concurrency: 3 }, s.transport);
+      const seen: unknown[] = [];
+      const consumer = start((event) => new Promise<void>((resolve) => (seen.push(event), gates.push(resolve))), { concurrency: 3 }, s.transport);
       await until(() => gates.length === 3, 'three handlers');
-      for (const open of gates) open();
-      await until(() => consumer.handled === 3, 'three acks');
-      expect(s.calls.get('ackMany')!.map(([leases]) => (leases as Lease[]).map((l) => l.groupId).sort())).toEqual([['a', 'b', 'c']]);
-      expect(s.count('ack') + s.count('ackAndClaim')).toBe(0);
+      for (const open of gates.splice(0)) open();
+      await until(() => gates.length === 2, 'the next two messages, from the acking call');
+      const [call] = s.calls.get('ackAndClaimMany')!;
+      expect((call![0] as Lease[]).map((l) => l.groupId).sort()).toEqual(['a', 'b', 'c']);
+      expect(call!.slice(1)).toEqual([consumer.workerId, 1000, { max: 3, minPriority: 0 }]);
+      expect(seen.slice(3)).toEqual(expect.arrayContaining([{ g: 'a', n: 2 }, { g: 'b', n: 2 }]));
+      expect(s.count('ack') + s.count('ackAndClaim') + s.count('ackMany')).toBe(0);
+      for (const open of gates.splice(0)) open();
+      await until(() => consumer.handled === 5, 'five acks');
       expect((await t.inspect()).groups).toEqual([]);
+    });
+
+    it('acks what finishes while stopping with ackMany, claiming nothing', async () => {
+      for (const g of ['a', 'b']) await t.publish(g, { g });
+      await t.publish('a', { g: 'a', n: 2 });
+      const s = spy(t);
+      const gates: (() => void)[] = [];
+      const consumer = start(() => new Promise<void>((resolve) => gates.push(resolve)), { concurrency: 2 }, s.transport);
+      await until(() => gates.length === 2, 'two handlers');
+      const stopped = consumer.stop({ graceMs: Infinity });
+      for (const open of gates) open();
+      await stopped;
+      expect(s.calls.get('ackMany')!.map(([leases]) => (leases as Lease[]).map((l) => l.groupId).sort())).toEqual([['a', 'b']]);
+      expect(s.count('ackAndClaimMany')).toBe(0);
+      expect(await states()).toEqual(['ready']);
     });
 
     it('stops when its transport is closed under it', async () => {

@@ -163,6 +163,67 @@ export function describeQueueApi(caps: TransportCaps, c: QueueSuiteContext): voi
     });
   });
 
+  describe('ackAndClaimMany: the acks and the next claims as one step', () => {
+    it('acks, then claims what claimMany would return right after, groups just acked included', async () => {
+      await t().publishMany(['a1', 'b1', 'a2', 'c1'].map((event) => ({ groupId: event[0]!, event })));
+      const [a1, b1] = await t().claimMany('w', 1000, { max: 2 });
+      await c.tick();
+      const result = await t().ackAndClaimMany([a1!, b1!], 'w2', 500, { max: 5 });
+      expect(result.acked).toEqual([a1, b1]);
+      expect(result.acked[0]).toBe(a1);
+      expect(result.lost).toEqual([]);
+      // c was never claimed, so it goes first; then a, whose next message is free at once.
+      expect(result.claimed.map((l) => [l.groupId, l.event, l.workerId, l.attempt, l.expiresAt])).toEqual([
+        ['c', 'c1', 'w2', 1, now() + 500],
+        ['a', 'a2', 'w2', 1, now() + 500],
+      ]);
+      expect(states(await t().inspect())).toEqual([
+        ['c', ['leased']],
+        ['a', ['leased']],
+      ]);
+      const last = await t().ackAndClaimMany(result.claimed, 'w2', 500, { max: 5 });
+      expect(last).toEqual({ acked: result.claimed, lost: [], claimed: [] });
+      expect((await t().inspect()).groups).toEqual([]);
+    });
+
+    it('reports a lease that no longer holds its message as lost and claims all the same', async () => {
+      await t().publish('g', 'job');
+      const stale = (await t().claim('w', 1000))!;
+      await t().nack(stale);
+      const result = await t().ackAndClaimMany([stale], 'w', 1000, { max: 3 });
+      expect(result.acked).toEqual([]);
+      expect(result.lost[0]).toBe(stale);
+      expect(result.claimed.map((l) => [l.event, l.attempt])).toEqual([['job', 2]]);
+    });
+
+    it('is claimMany when given no leases, and applies the priority floor', async () => {
+      await t().publish('low', 'x');
+      await t().publish('high', 'y', { priority: 3 });
+      expect(events((await t().ackAndClaimMany([], 'w', 1000, { max: 4, minPriority: 3 })).claimed)).toEqual(['y']);
+      expect(await t().ackAndClaimMany([], 'w', 1000, { max: 4, minPriority: 3 })).toEqual({ acked: [], lost: [], claimed: [] });
+    });
+
+    it('checks every argument before acking anything', async () => {
+      await t().publish('g', 1);
+      await t().publish('h', 2);
+      const lease = (await t().claim('w', 1000))!;
+      for (const [call, kind] of [
+        [() => t().ackAndClaimMany([lease], 'w', 1000, { max: 0 }), RangeError],
+        [() => t().ackAndClaimMany([lease], 'w', 0, { max: 1 }), RangeError],
+        [() => t().ackAndClaimMany([lease], '', 1000, { max: 1 }), RangeError],
+        [() => t().ackAndClaimMany([lease], 'w', 1000, { max: 1, minPriority: 9 }), RangeError],
+        [() => t().ackAndClaimMany([lease], 'w', 1000, undefined as never), TypeError],
+        [() => t().ackAndClaimMany([lease, { ...lease, seq: -1 }], 'w', 1000, { max: 1 }), RangeError],
+        [() => t().ackAndClaimMany('nope' as never, 'w', 1000, { max: 1 }), TypeError],
+      ] as const) {
+        await c.unchangedBy(() => expect(call()).rejects.toBeInstanceOf(kind));
+      }
+      const error = await t().ackAndClaimMany([lease, { ...lease, attempt: 0 }], 'w', 1000, { max: 1 }).catch((e: unknown) => e);
+      expect((error as Error).message).toMatch(/leases\[1\]\.attempt/);
+      expect((await t().ackAndClaimMany([lease], 'w', 1000, { max: 1 })).acked).toEqual([lease]);
+    });
+  });
+
   describe('delayed publish', () => {
     it('holds a delayed message through publish time + delayMs, then delivers it', async () => {
       const start = now();

@@ -533,7 +533,7 @@ export function describeTransport(name: string, caps: TransportCaps, make: Trans
     });
 
     describe('change notices', () => {
-      it('notifies subscribers after publish, ack, nack and redrive, and stops after unsubscribe', async () => {
+      it('notifies subscribers after publish, ack, ackAndClaimMany, nack and redrive, and stops after unsubscribe', async () => {
         expect(isChangeNotifier(t)).toBe(true);
         let notices = 0;
         const unsubscribe = (t as Transport & ChangeNotifier).onChange(() => notices++);
@@ -545,6 +545,7 @@ export function describeTransport(name: string, caps: TransportCaps, make: Trans
         };
         await t.publish('g', 1);
         await t.publish('g', 2);
+        await t.publish('g', 'more');
         await noticed(0);
         const afterPublish = notices;
         await t.nack((await t.claim('w', 1000))!);
@@ -552,6 +553,9 @@ export function describeTransport(name: string, caps: TransportCaps, make: Trans
         const afterNack = notices;
         await t.ack((await t.claim('w', 1000))!);
         await noticed(afterNack);
+        const afterAck = notices;
+        await t.ackAndClaimMany([(await t.claim('w', 1000))!], 'w', 1000, { max: 1 });
+        await noticed(afterAck);
         unsubscribe();
         const final = notices;
         await t.publish('g', 3);

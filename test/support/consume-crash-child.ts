@@ -4,7 +4,8 @@
  * the call returns to consume() (Node keeps a write to a full pipe in the process's memory, which
  * a SIGKILL loses): a lease is reported before its handler runs, an ack before it is sent.
  * Lines, each ending in ` $` so a torn line could never parse:
- *   `L <seq> <group> <attempt> <t> <expiresAt>` a lease it got (claim, claimMany, ackAndClaim);
+ *   `L <seq> <group> <attempt> <t> <expiresAt>` a lease it got (claim, claimMany, ackAndClaim,
+ *   ackAndClaimMany);
  *   `a <seq> <attempt> <t>` an ack about to be sent; `A <seq> <attempt> ok|lost` its outcome;
  *   `E <seq> <attempt> <t> <expiresAt>|lost` a renewal.
  * Times are the transport's clock (Date.now), so the parent's history checker can use them.
@@ -62,6 +63,15 @@ const recorded: Transport = new Proxy(transport, {
           const result = (await call(leases)) as { acked: Lease[]; lost: Lease[] };
           for (const lease of result.acked) await say(`A ${lease.seq} ${lease.attempt} ok`);
           for (const lease of result.lost) await say(`A ${lease.seq} ${lease.attempt} lost`);
+          return result;
+        };
+      case 'ackAndClaimMany':
+        return async (leases: Lease[], ...rest: unknown[]) => {
+          for (const lease of leases) await intent(lease);
+          const result = (await call(leases, ...rest)) as { acked: Lease[]; lost: Lease[]; claimed: Lease[] };
+          for (const lease of result.acked) await say(`A ${lease.seq} ${lease.attempt} ok`);
+          for (const lease of result.lost) await say(`A ${lease.seq} ${lease.attempt} lost`);
+          for (const lease of result.claimed) await leased(lease);
           return result;
         };
       case 'extend':

@@ -23,7 +23,7 @@ const counted = new Proxy(inbox, {
     const value = Reflect.get(target, property) as unknown;
     if (typeof value !== 'function') return value;
     return (...args: unknown[]) => {
-      if (property === 'claim' || property === 'claimMany' || property === 'ackAndClaim') void say('c');
+      if (property === 'claim' || property === 'claimMany' || property === 'ackAndClaim' || property === 'ackAndClaimMany') void say('c');
       return (value as (...a: unknown[]) => unknown).apply(target, args);
     };
   },
