@@ -37,6 +37,10 @@ try {
   rows.push(['claimMany of 32, per message', many.rowsWritten / 32, '1/32 request']);
   const acked = await call('ackMany', [many.value]);
   rows.push(['ackMany of 32, per message', acked.rowsWritten / 32, '1/32 request']);
+  // Two messages in each of 32 groups: the call acks the first of each and claims the second.
+  await call('publishMany', [Array.from({ length: 64 }, (_, i) => ({ groupId: `n${i % 32}`, event }))]);
+  const firsts = await call('claimMany', ['w', 30_000, { max: 32 }]);
+  rows.push(['ackAndClaimMany of 32 (acks 32, claims the next 32), per message', (await call('ackAndClaimMany', [firsts.value, 'w', 30_000, { max: 32 }])).rowsWritten / 32, '1/32 request']);
   const exe = { id: 'order-1', version: 0, status: 'paid' };
   rows.push(['store commit (execution + 1 outbox entry + dedupe mark)', (await call('commit', [exe, { emits: [{ targetId: 'x', event }], processedEventId: 'e1' }], 'store')).rowsWritten, '1 request']);
   console.log('| call | rows written | requests |\n| --- | ---: | --- |');
