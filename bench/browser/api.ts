@@ -46,6 +46,8 @@ const SHAPES: Shape[] = [
   { title: 'ackAndClaim, 16 consumers across two tabs (8 + 8)', mode: 'ackAndClaim', tabs: 'both', loops: 16, base: 4_000 },
   { title: 'claimMany + ackMany of 32, owner tab', mode: 'batch32', tabs: 'owner', loops: 1, base: 8_000, batches: true },
   { title: 'claimMany + ackMany of 32, second tab (forwarded)', mode: 'batch32', tabs: 'second', loops: 1, base: 8_000, batches: true },
+  { title: 'ackAndClaimMany of 32, owner tab', mode: 'ackAndClaimMany32', tabs: 'owner', loops: 1, base: 8_000, batches: true },
+  { title: 'ackAndClaimMany of 32, second tab (forwarded)', mode: 'ackAndClaimMany32', tabs: 'second', loops: 1, base: 8_000, batches: true },
   { title: 'consume(), concurrency 16, owner tab', mode: 'consume', tabs: 'owner', loops: 16, base: 6_000 },
   { title: 'consume(), concurrency 16, second tab (forwarded)', mode: 'consume', tabs: 'second', loops: 16, base: 6_000 },
   { title: 'consume(), concurrency 8 in each of two tabs', mode: 'consume', tabs: 'both', loops: 16, base: 6_000 },

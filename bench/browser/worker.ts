@@ -33,6 +33,7 @@ export interface WorkerResult {
 interface Batching {
   claimMany(workerId: string, visibilityMs: number, options: { max: number }): Promise<unknown[]>;
   ackMany(leases: unknown[]): Promise<unknown>;
+  ackAndClaimMany(leases: unknown[], workerId: string, visibilityMs: number, options: { max: number }): Promise<{ acked: unknown[]; claimed: unknown[] }>;
   publishMany(items: { groupId: string; event: unknown }[]): Promise<number[]>;
 }
 
@@ -134,6 +135,24 @@ async function measure({ backlog, groups, ops: normalOps, fullOps, runs }: Worke
         if (run > 0) batchRates.push(((ops * 4) / elapsed) * 1000);
       }
       results.push({ label: `claimMany + ackMany of 32 in the worker, durability ${durability}`, rates: batchRates });
+      // One transaction per 32: this batch's acks and the next batch's claims.
+      const combinedBatchRates: number[] = [];
+      let leases = await batched.claimMany('bench', 30_000, { max: 32 });
+      for (let run = 0; run <= runs; run++) {
+        let elapsed = 0;
+        for (let done = 0; done < ops * 4; ) {
+          now += 1;
+          const start = performance.now();
+          const { acked, claimed } = await batched.ackAndClaimMany(leases, 'bench', 30_000, { max: 32 });
+          elapsed += performance.now() - start;
+          done += acked.length;
+          leases = claimed;
+          await batched.publishMany(acked.map((_, i) => ({ groupId: `g${((now + i) * 7919) % groups}`, event: EVENT })));
+        }
+        if (run > 0) combinedBatchRates.push(((ops * 4) / elapsed) * 1000);
+      }
+      await batched.ackMany(leases);
+      results.push({ label: `ackAndClaimMany of 32 in the worker, durability ${durability}`, rates: combinedBatchRates });
     }
     const publishRates = [];
     for (let run = 0; run <= runs; run++) {

@@ -11,7 +11,7 @@ export const EVENT = { type: 'order.paid', amount: 4200, currency: 'EUR', note: 
 const GROUPS = 100;
 const VISIBILITY_MS = 30_000;
 
-export type LoopMode = 'claim+ack' | 'ackAndClaim' | 'batch32' | 'consume';
+export type LoopMode = 'claim+ack' | 'ackAndClaim' | 'batch32' | 'ackAndClaimMany32' | 'consume';
 
 export interface Timed {
   done: number;
@@ -23,6 +23,7 @@ export interface Timed {
 interface Batching {
   claimMany(workerId: string, visibilityMs: number, options: { max: number }): Promise<Lease[]>;
   ackMany(leases: Lease[]): Promise<unknown>;
+  ackAndClaimMany(leases: Lease[], workerId: string, visibilityMs: number, options: { max: number }): Promise<{ acked: Lease[]; claimed: Lease[] }>;
   publishMany(items: { groupId: string; event: unknown }[]): Promise<number[]>;
 }
 type Lease = { seq: number };
@@ -35,8 +36,8 @@ const epoch = () => performance.timeOrigin + performance.now();
 
 /**
  * `loops` consumers at once, until `ops` messages were claimed and acked between them:
- * claim then ack (two commits each), ackAndClaim (one commit per message), or claimMany and
- * ackMany of 32 (two commits per 32 messages).
+ * claim then ack (two commits each), ackAndClaim (one commit per message), claimMany and
+ * ackMany of 32 (two commits per 32 messages), or ackAndClaimMany of 32 (one commit per 32).
  */
 export async function runLoops(db: BrowserDatabase, loops: number, ops: number, mode: LoopMode, worker: string): Promise<Timed> {
   const t = db.transport;
@@ -46,7 +47,17 @@ export async function runLoops(db: BrowserDatabase, loops: number, ops: number, 
   await Promise.all(
     Array.from({ length: loops }, async (_, loop) => {
       const workerId = `${worker}-${loop}`;
-      if (mode === 'batch32') {
+      if (mode === 'ackAndClaimMany32') {
+        let leases = await batching.claimMany(workerId, VISIBILITY_MS, { max: 32 });
+        while (done < ops) {
+          if (leases.length === 0) throw new Error('bench backlog ran dry');
+          const { acked, claimed } = await batching.ackAndClaimMany(leases, workerId, VISIBILITY_MS, { max: 32 });
+          done += acked.length;
+          leases = claimed;
+        }
+        await batching.ackMany(leases);
+        done += leases.length;
+      } else if (mode === 'batch32') {
         while (done < ops) {
           const leases = await batching.claimMany(workerId, VISIBILITY_MS, { max: 32 });
           if (leases.length === 0) throw new Error('bench backlog ran dry');
