@@ -165,7 +165,40 @@ async function measure({ backlog, groups, ops: normalOps, fullOps, runs }: Worke
   db.close();
   await pool.wipeFiles();
   pool.pauseVfs();
+  results.push(...(await cpuBound(sqlite3, backlog, groups, normalOps, runs)));
   return results;
+}
+
+/**
+ * The same batches on a database in the worker's memory: no file calls at all, so what is left
+ * is SQLite's and the transport's own work. A batch on disk cannot run faster than this.
+ */
+async function cpuBound(sqlite3: Awaited<ReturnType<typeof loadSqliteWasm>>, backlog: number, groups: number, ops: number, runs: number): Promise<WorkerResult[]> {
+  const db = fromWasmDatabase(sqlite3, new sqlite3.oo1.DB(':memory:'));
+  try {
+    fill(db, backlog, groups);
+    const rates = { batchFloor: batchFloor(db, backlog, groups, ops * 4, runs), batches: [] as number[] };
+    const transport = new SqliteTransport(db, { clock: () => 1 });
+    let leases = await transport.claimMany('bench', 30_000, { max: 32 });
+    for (let run = 0; run <= runs; run++) {
+      let elapsed = 0;
+      for (let done = 0, n = 0; done < ops * 4; ) {
+        const start = performance.now();
+        const { acked, claimed } = await transport.ackAndClaimMany(leases, 'bench', 30_000, { max: 32 });
+        elapsed += performance.now() - start;
+        done += acked.length;
+        leases = claimed;
+        await transport.publishMany(acked.map(() => ({ groupId: `g${(n++ * 7919) % groups}`, event: EVENT })));
+      }
+      if (run > 0) rates.batches.push(((ops * 4) / elapsed) * 1000);
+    }
+    return [
+      { label: 'batch floor in memory (no file calls: the CPU alone), ratio to the durability normal floor', rates: rates.batchFloor },
+      { label: 'ackAndClaimMany of 32 in memory (no file calls: the CPU alone), ratio to the durability normal floor', rates: rates.batches },
+    ];
+  } finally {
+    db.close();
+  }
 }
 
 /** The batch floor (see bench/batch-floor.ts), messages/s. */
