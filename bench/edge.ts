@@ -6,7 +6,9 @@
  * - one object over HTTP: the Node client, one POST per call (two per message);
  * - one object over Workers RPC: a loop inside a Worker calling the object's methods;
  * - 1, 2 and 4 objects behind spreadTransport over HTTP (clients with `concurrent: true`), with
- *   4 workers claiming at once.
+ *   4 workers claiming at once;
+ * and batches of 32, in process and on one object over HTTP: claimMany + ackMany (two calls a
+ * batch) against ackAndClaimMany (one).
  * workerd runs on this machine, so every call pays a local round trip and workerd's own request
  * handling; a deployed object adds the network between caller and object.
  */
@@ -43,6 +45,28 @@ async function claimAck(transport: Transport, n: number, workers = 1): Promise<n
   return n / ((performance.now() - started) / 1000);
 }
 
+/** Publishes `n` messages (one per group, untimed), then takes them 32 at a time: claimMany + ackMany, or one ackAndClaimMany a batch; messages/s. */
+async function batches(transport: Transport, n: number, combined: boolean): Promise<number> {
+  const tag = `b${++objects}`;
+  await transport.publishMany(Array.from({ length: n }, (_, i) => ({ groupId: `${tag}-${i}`, event: { i } })));
+  const started = performance.now();
+  let done = 0;
+  if (combined) {
+    let leases = await transport.claimMany('w', VISIBILITY_MS, { max: 32 });
+    while (leases.length > 0) {
+      const { acked, claimed } = await transport.ackAndClaimMany(leases, 'w', VISIBILITY_MS, { max: 32 });
+      done += acked.length;
+      leases = claimed;
+    }
+  } else {
+    for (let leases = await transport.claimMany('w', VISIBILITY_MS, { max: 32 }); leases.length > 0; leases = await transport.claimMany('w', VISIBILITY_MS, { max: 32 })) {
+      done += (await transport.ackMany(leases)).acked.length;
+    }
+  }
+  if (done !== n) throw new Error(`acked ${done} of ${n}`);
+  return n / ((performance.now() - started) / 1000);
+}
+
 export async function benchEdge({ quick }: { quick: boolean }): Promise<BenchRow[]> {
   const n = quick ? 50 : 300;
   const runs = quick ? 1 : 3;
@@ -75,11 +99,20 @@ export async function benchEdge({ quick }: { quick: boolean }): Promise<BenchRow
       }),
     ];
     const results = await alternate(runs, entrants);
+    const batched: Entrant[] = [
+      { name: 'better-sqlite3 file, in process: claimMany + ackMany', measure: () => batches(local, n * 10, false) },
+      { name: 'better-sqlite3 file, in process: ackAndClaimMany', measure: () => batches(local, n * 10, true) },
+      { name: 'one object, HTTP: claimMany + ackMany', measure: () => batches(one, n * 10, false) },
+      { name: 'one object, HTTP: ackAndClaimMany', measure: () => batches(one, n * 10, true) },
+    ];
+    const batchResults = await alternate(runs, batched);
     db.close();
-    return entrants.map((e) => {
-      const r = results.get(e.name)!;
-      return { workload: 'claim+ack, one at a time', backend: e.name, opsPerSec: r.opsPerSec, spread: r.spread, rates: r.rates };
-    });
+    const rows = (workload: string, list: Entrant[], measured: typeof results) =>
+      list.map((e) => {
+        const r = measured.get(e.name)!;
+        return { workload, backend: e.name, opsPerSec: r.opsPerSec, spread: r.spread, rates: r.rates };
+      });
+    return [...rows('claim+ack, one at a time', entrants, results), ...rows('claim+ack in batches of 32', batched, batchResults)];
   } finally {
     for (const c of clients) await c.close();
     await workerd.stop();
