@@ -10,7 +10,8 @@
  * runs out) and tries again shortly. Lines (each written before the worker goes on, so a SIGKILL
  * loses none): `READY`; `A <seq> <attempt>` an ack (or ackAndClaim) resolved;
  * `E <code> <cause code> <cause message>` a StorageError; `X <message>` anything else (then exit 1); `DONE`.
- * Args: url schema name connections visibilityMs seed stallRate.
+ * Args: url schema name connections visibilityMs seed stallRate [batch]. With `batch`, each
+ * worker is a batch worker instead (see batchWorker).
  */
 import pg from 'pg';
 import { LeaseLostError, StorageError } from '../../src/errors.js';
@@ -20,7 +21,7 @@ import type { Lease } from '../../src/transport/contract.js';
 import { recorded } from './pg-history.js';
 import { seeded } from './torture.js';
 
-const [url, schema, name, connections, visibility, seed, stall] = process.argv.slice(2);
+const [url, schema, name, connections, visibility, seed, stall, batch] = process.argv.slice(2);
 const visibilityMs = Number(visibility);
 const stallRate = Number(stall);
 const random = seeded(Number(seed));
@@ -65,21 +66,58 @@ async function worker(id: string): Promise<void> {
       }
     } catch (error) {
       lease = null;
-      if (error instanceof LeaseLostError) continue;
-      if (error instanceof StorageError) {
-        const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-        await say(`E ${error.code} ${String(cause?.code ?? '')} ${String(cause?.message ?? error.message).replaceAll('\n', ' ')}`);
-        await pause(20 + random() * 80);
-        continue;
+      if (!(error instanceof LeaseLostError)) await survive(error);
+    }
+  }
+}
+
+/** A StorageError (the server is down, or broke a conflict): reported, then a short pause. Anything else is thrown. */
+async function survive(error: unknown): Promise<void> {
+  if (!(error instanceof StorageError)) throw error;
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+  await say(`E ${error.code} ${String(cause?.code ?? '')} ${String(cause?.message ?? error.message).replaceAll('\n', ' ')}`);
+  await pause(20 + random() * 80);
+}
+
+/**
+ * A batch worker: each step is one ackAndClaimMany of up to `max`, acking most of what it holds;
+ * of the rest it nacks some and keeps some for a later step (by then the lease may have run out
+ * and its ack be refused), and now and then it stalls past the lease before the step.
+ */
+async function batchWorker(id: string, max: number): Promise<void> {
+  let held: Lease<{ n: number }>[] = [];
+  for (;;) {
+    try {
+      if (held.length > 0 && random() < stallRate) await pause(visibilityMs * (1.2 + random()));
+      const acking: Lease<{ n: number }>[] = [];
+      const kept: Lease<{ n: number }>[] = [];
+      for (const lease of held) {
+        const roll = random();
+        if (roll < 0.8) acking.push(lease);
+        else if (roll < 0.9) await transport.nack(lease, random() < 0.5 ? 0 : Math.floor(random() * 20)).catch((error: unknown) => {
+          if (!(error instanceof LeaseLostError)) throw error;
+        });
+        else kept.push(lease);
       }
-      throw error;
+      held = []; // if the call fails, what it held runs out
+      const { acked, claimed } = await transport.ackAndClaimMany(acking, id, visibilityMs, { max });
+      for (const lease of acked) await say(`A ${lease.seq} ${lease.attempt}`);
+      held = kept.concat(claimed);
+      if (held.length === 0) {
+        if (!publishing && (await transport.stats()).queued === 0) return;
+        await pause(2 + random() * 8);
+      }
+    } catch (error) {
+      held = [];
+      await survive(error);
     }
   }
 }
 
 try {
   await say('READY');
-  await Promise.all(Array.from({ length: Number(connections) }, (_, i) => worker(`${name}-w${i}`)));
+  const max = Number(batch ?? 0);
+  await Promise.all(Array.from({ length: Number(connections) }, (_, i) => (max > 0 ? batchWorker(`${name}-w${i}`, max) : worker(`${name}-w${i}`))));
   await pool.end();
   await say('DONE');
   process.exit(0);

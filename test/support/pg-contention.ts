@@ -31,6 +31,8 @@ export interface PgContentionOptions {
   /** Share of claims whose handler stalls past the lease. */
   stallRate: number;
   seed: number;
+  /** Consumers take up to this many messages per step with ackAndClaimMany (default: one at a time, ackAndClaim and the rest). */
+  batch?: number;
   /** SIGKILL a consumer process (and start a replacement) when this many acks were reported. */
   killAtAcks?: number[];
   /** Restart the server (`restart`, e.g. `pg_ctl restart -m immediate`) when this many acks were reported. */
@@ -59,6 +61,8 @@ export interface PgContentionResult {
   /** Server restarts done, and acks reported after the last one (the run carried on). */
   restarts: number;
   acksAfterRestart: number;
+  /** Logged calls by SQL function (`ack_claim_many`, `claim`, …): what the consumers did. */
+  calls: Record<string, number>;
   /** Wall time of the run. */
   ms: number;
 }
@@ -95,7 +99,7 @@ export async function runPgContention(o: PgContentionOptions): Promise<PgContent
     const isReady = new Promise<void>((resolve) => (ready = resolve));
     const child = runChild(
       childScript,
-      [o.url, o.schema, name, String(o.connections), String(o.visibilityMs), String(o.seed * 1000 + generation), String(o.stallRate)],
+      [o.url, o.schema, name, String(o.connections), String(o.visibilityMs), String(o.seed * 1000 + generation), String(o.stallRate), String(o.batch ?? 0)],
       (line) => {
         const [kind, a, b] = line.split(' ');
         if (kind === 'READY') ready();
@@ -175,6 +179,8 @@ export async function runPgContention(o: PgContentionOptions): Promise<PgContent
       }
     };
     const history = await read(() => historyFromLog(db, o.schema));
+    const counts = await read(() => db.query<{ fn: string; n: string }>(`SELECT fn, count(*) AS n FROM ${s}.lh_test_log GROUP BY fn`));
+    const calls = Object.fromEntries(counts.map((r) => [r.fn, Number(r.n)]));
     const snapshot = await read(() => producer.inspect());
     const remaining = snapshot.groups.flatMap((g) => g.messages.map((m) => m.seq));
     const verdict = checkHistory(history, remaining);
@@ -184,7 +190,7 @@ export async function runPgContention(o: PgContentionOptions): Promise<PgContent
       ...told.published.filter((seq) => !publishedInLog.has(seq)).map((seq) => `publish ${seq}`),
       ...told.acked.filter((lease) => !ackedInLog.has(lease)).map((lease) => `ack ${lease}`),
     ];
-    return { history, remaining, verdict, toldButMissing, storageErrors, deadlocks, storageDetails, childFailures, publishFailures, acksReported: acks, kills, restarts, acksAfterRestart, ms: Date.now() - started };
+    return { history, remaining, verdict, toldButMissing, storageErrors, deadlocks, storageDetails, childFailures, publishFailures, acksReported: acks, kills, restarts, acksAfterRestart, calls, ms: Date.now() - started };
   } finally {
     for (const child of live) child.proc.kill('SIGKILL');
     await Promise.all(all);

@@ -15,7 +15,7 @@ import { quoteIdent } from '../../src/postgres/schema.js';
 import type { HistoryEntry } from './history.js';
 
 /** The calls the history is made of; other statements (opening the queue, stats, inspect) pass unrecorded. */
-const logged = /\.lh_(publish|publish_many|claim|claim_many|ack|ack_claim|ack_many|release|extend)\(/;
+const logged = /\.lh_(publish|publish_many|claim|claim_many|ack|ack_claim|ack_many|ack_claim_many|release|extend)\(/;
 
 /** Creates the log table and order sequence in `schema` (whose transport tables must exist). */
 export async function createLog(db: PgDatabase, schema: string): Promise<void> {
@@ -70,6 +70,11 @@ export async function historyFromLog(db: PgDatabase, schema: string): Promise<Hi
       history.push({ op: 'claim', seq: Number(row.o_seq), groupId: decodeId(String(row.o_group)), attempt: Number(row.o_attempt), worker: decodeId(String(worker)), t: expiresAt - Number(visibility), expiresAt });
     };
     const held = (o: number) => ({ seq: Number(p[o + 1]), attempt: Number(p[o + 2]), worker: decodeId(String(p[o + 3])) });
+    // A batch of acks: the leases as passed ([[group, seq, attempt, worker], …]), one letter each ('t' acked).
+    const acks = (leasesJson: unknown, done: unknown) => {
+      const leases = JSON.parse(String(leasesJson)) as [string, number, number, string][];
+      leases.forEach(([, seq, attempt, worker], i) => history.push({ op: 'ack', seq, attempt, worker: decodeId(worker), t, ok: String(done)[i] === 't' }));
+    };
     switch (fn) {
       case 'publish':
         history.push({ op: 'publish', seq: Number(rows[0]!.seq), groupId: decodeId(String(p[2])), t });
@@ -92,12 +97,14 @@ export async function historyFromLog(db: PgDatabase, schema: string): Promise<Hi
         if (!lost && rows[0]) claim(rows[0], p[6], p[7]);
         break;
       }
-      case 'ack_many': {
-        const leases = JSON.parse(String(p[1])) as [string, number, number, string][];
-        const done = String(rows[0]!.done);
-        leases.forEach(([, seq, attempt, worker], i) => history.push({ op: 'ack', seq, attempt, worker: decodeId(worker), t, ok: done[i] === 't' }));
+      case 'ack_many':
+        acks(p[1], rows[0]!.done);
         break;
-      }
+      // The acks' outcome in the first row, then the leases claimed after them (one transaction).
+      case 'ack_claim_many':
+        acks(p[2], rows[0]!.o_done);
+        for (const row of rows.slice(1)) claim(row, p[3], p[4]);
+        break;
       case 'release':
         history.push({ op: 'nack', ...held(1), t, ok: rows[0]!.ok === true, delay: Number(p[5]) });
         break;
