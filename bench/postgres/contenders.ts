@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL benchmark's contenders, behind one interface: leasehold's PostgresTransport in
- * its three consume forms (claim → ack, ackAndClaim, claimMany/ackMany) and the floor — one
+ * its consume forms (claim → ack, ackAndClaim, claimMany/ackMany, ackAndClaimMany) and the floor — one
  * UPDATE of one row per transaction. pg-boss and graphile-worker live in peers.ts.
  *
  * Every contender runs its workers in this process, each worker on its own connection of a pool
@@ -63,7 +63,7 @@ export function loops(workers: number, step: (worker: number) => Promise<number 
   };
 }
 
-type Form = 'claim-ack' | 'ackAndClaim' | 'claimMany' | 'ackAndClaim-before';
+type Form = 'claim-ack' | 'ackAndClaim' | 'claimMany' | 'ackAndClaimMany' | 'ackAndClaim-before';
 export const BATCH = 10;
 
 /** leasehold: per-group FIFO and exclusivity, one live lease per group, fencing on every ack. */
@@ -82,12 +82,14 @@ export function leasehold(form: Form): PgContender {
   return {
     name: {
       'claim-ack': 'leasehold claim → ack', ackAndClaim: 'leasehold ackAndClaim', claimMany: `leasehold claimMany/ackMany (${BATCH})`,
+      ackAndClaimMany: `leasehold ackAndClaimMany (${BATCH})`,
       'ackAndClaim-before': 'leasehold ackAndClaim, NOTIFY in the transaction, unprepared',
     }[form],
     measures: {
       'claim-ack': 'claim() then ack(): two calls, two transactions per message',
       ackAndClaim: 'ackAndClaim(): one call per message (acks the held lease, claims the next)',
       claimMany: `claimMany({ max: ${BATCH} }) then ackMany(): two calls per ${BATCH} messages`,
+      ackAndClaimMany: `ackAndClaimMany(held, { max: ${BATCH} }): one call (one transaction) acks the last batch and claims the next`,
       'ackAndClaim-before': 'ackAndClaim() with each call NOTIFYing inside its transaction and no prepared statements (how fromPg ran before), for comparison',
     }[form],
     async setup(u) {
@@ -112,6 +114,7 @@ export function leasehold(form: Form): PgContender {
       const t = transportOn(pool);
       await t.stats();
       const held: (Lease | null)[] = Array.from({ length: workers }, () => null);
+      const batches: Lease[][] = Array.from({ length: workers }, () => []);
       const step = async (w: number): Promise<number | null> => {
         const id = `w${w}`;
         if (form === 'claim-ack') {
@@ -127,6 +130,11 @@ export function leasehold(form: Form): PgContender {
           if (lease) return 1;
           return held[w] ? 0 : null;
         }
+        if (form === 'ackAndClaimMany') {
+          const { acked, claimed } = await t.ackAndClaimMany(batches[w]!, id, VISIBILITY_MS, { max: BATCH });
+          batches[w] = claimed;
+          return acked.length === 0 && claimed.length === 0 ? null : acked.length;
+        }
         const leases = await t.claimMany(id, VISIBILITY_MS, { max: BATCH });
         if (leases.length === 0) return null;
         return (await t.ackMany(leases)).acked.length;
@@ -134,6 +142,7 @@ export function leasehold(form: Form): PgContender {
       const finish = async (w: number) => {
         const lease = held[w];
         if (lease) await t.ack(lease);
+        if (batches[w]!.length > 0) await t.ackMany(batches[w]!);
       };
       return loops(workers, step, finish, async () => {
         await t.close();

@@ -66,7 +66,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function runThroughput(): Promise<Record<string, unknown>> {
   const all: PgContender[] = [
-    leasehold('claim-ack'), leasehold('ackAndClaim'), leasehold('claimMany'), leasehold('ackAndClaim-before'),
+    leasehold('claim-ack'), leasehold('ackAndClaim'), leasehold('claimMany'), leasehold('ackAndClaimMany'), leasehold('ackAndClaim-before'),
     pgBoss(1), pgBoss(10), graphileWorker(false), graphileWorker(true), floor(),
   ];
   const contenders = all.filter((c) => !only || only.some((o) => c.name.includes(o)));
