@@ -4,17 +4,20 @@
  * a long seeded run (stale leases, expiries, dead letters, priorities, groups acked and claimed
  * again in one call); one statement per call, notices only when something was acked; every bad
  * argument refused before anything changes (a bad lease behind good ones acks none of them); a
- * throwing clock changes nothing; and a database at schema version 3 with a lease in flight
- * migrates on open, after which that lease is acked by ackAndClaimMany.
+ * throwing clock changes nothing; a database at schema version 3 with a lease in flight
+ * migrates on open, after which that lease is acked by ackAndClaimMany; and, on the server's
+ * clock, claims are dated by a reading taken after acks that waited for a row lock (dated
+ * before, a batch contention run found leases that seemed to overlap their predecessors).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import type { PgDatabase } from '../src/postgres/driver.js';
+import { fromPg } from '../src/postgres/pg.js';
 import { PG_SCHEMA_VERSION } from '../src/postgres/schema.js';
 import { PostgresTransport } from '../src/postgres/transport.js';
 import type { Lease, Transport } from '../src/transport/contract.js';
 import { InMemoryTransport } from '../src/transport/memory.js';
-import { pgliteDatabase, releaseSchema, serverDatabase, takeSchema } from './support/postgres.js';
+import { newServerPool, pgliteDatabase, releaseSchema, serverDatabase, takeSchema } from './support/postgres.js';
 import { seeded } from './support/torture.js';
 
 const databases: [string, () => Promise<PgDatabase>][] = [
@@ -205,5 +208,41 @@ describe.each(databases)('PostgresTransport.ackAndClaimMany on %s', (_name, data
     expect(PG_SCHEMA_VERSION).toBe(4);
     expect(await version()).toBe(PG_SCHEMA_VERSION);
     await upgraded.close();
+  });
+});
+
+describe('PostgresTransport.ackAndClaimMany on a PostgreSQL server, by its clock', () => {
+  it('dates the claims by a clock reading taken after its acks, which may have waited for a row lock', async () => {
+    const pool = newServerPool(3);
+    const schema = `lh_acm_clock_${process.pid}`;
+    const transport = new PostgresTransport<Ev>(fromPg(pool), { schema });
+    const other = await pool.connect();
+    try {
+      await transport.publishMany(['a', 'a', 'b'].map((groupId, n) => ({ groupId, event: { n } })));
+      const [lease] = await transport.claimMany('w', 60_000, { max: 1 });
+      const serverNow = async () => Number((await other.query('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000) AS t')).rows[0].t);
+      // Another transaction holds the acked group's row: the ack waits for it.
+      await other.query('BEGIN');
+      await other.query(`SELECT 1 FROM "${schema}".lh_groups WHERE group_id = 'a' FOR UPDATE`);
+      const call = transport.ackAndClaimMany([lease!], 'w', 10_000, { max: 2 });
+      // (pg_stat_activity's query text lags behind prepared statements: ask who waits for this transaction.)
+      const waiting = async () => Number((await other.query('SELECT count(*) AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))')).rows[0].n) > 0;
+      for (let i = 0; i < 500 && !(await waiting()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await waiting()).toBe(true);
+      // The call began by now; let the server's clock move past that before the lock is let go.
+      const blocked = await serverNow();
+      let released = blocked;
+      while (released <= blocked) released = await serverNow();
+      await other.query('COMMIT');
+      const { acked, claimed } = await call;
+      expect(acked).toEqual([lease]);
+      expect(claimed.map((l) => [l.groupId, l.event.n])).toEqual([['b', 2], ['a', 1]]);
+      for (const l of claimed) expect(l.expiresAt - 10_000).toBeGreaterThanOrEqual(released);
+    } finally {
+      other.release(true);
+      await transport.close();
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await pool.end();
+    }
   });
 });
