@@ -4,7 +4,8 @@
  * A crash must still leave a file that passes SQLite's integrity check and holds everything that
  * was acknowledged. Each round opens a fresh tab, checks the file straight on OPFS (no host, see
  * demo/lab-check.worker.ts) against what earlier rounds were told, then keeps 8 loops publishing
- * and acking batches through the owner (group commit: its worker commits all the time) and
+ * and acking batches through the owner (half with ackMany, half with ackAndClaimMany; group
+ * commit: its worker commits all the time) and
  * crashes the tab's renderer, page and host worker together (CDP Page.crash), at a random moment.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -69,16 +70,21 @@ async function crashRounds(context: BrowserContext, rounds: number): Promise<{ p
           w.db = await w.leasehold.openBrowserDatabase({ name });
           const t = w.db.transport;
           const loop = async (i: number) => {
+            const worker = `r${round}-${i}`;
+            // Half the loops ack a batch and claim the next in one call (ackAndClaimMany), half in two.
+            const oneCall = i % 2 === 1;
+            let held: { seq: number }[] = [];
             for (let n = 0; ; n++) {
               const items = Array.from({ length: 12 }, (_, j) => ({ groupId: `g${(i * 5 + j) % 24}`, event: { round, i, n, j, pad: 'x'.repeat(600) } }));
               await w.record('published', await t.publishMany(items));
               // A short lease: the leases a crashed tab held run out by the next rounds.
-              const leases = await t.claimMany(`r${round}-${i}`, 400, { max: 8 });
-              if (leases.length === 0) continue;
-              const seqs = leases.map((l: { seq: number }) => l.seq);
+              if (held.length === 0) held = await t.claimMany(worker, 400, { max: 8 });
+              if (held.length === 0) continue;
+              const seqs = held.map((l) => l.seq);
               await w.record('ack-sent', seqs);
-              const { acked } = await t.ackMany(leases);
-              await w.record('answered', seqs, acked.map((l: { seq: number }) => l.seq));
+              const answer = oneCall ? await t.ackAndClaimMany(held, worker, 400, { max: 8 }) : await t.ackMany(held);
+              await w.record('answered', seqs, answer.acked.map((l: { seq: number }) => l.seq));
+              held = answer.claimed ?? [];
             }
           };
           await Promise.all(Array.from({ length: loops }, (_, i) => loop(i)));
