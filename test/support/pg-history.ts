@@ -21,7 +21,7 @@ const logged = /\.lh_(publish|publish_many|claim|claim_many|ack|ack_claim|ack_ma
 export async function createLog(db: PgDatabase, schema: string): Promise<void> {
   const s = quoteIdent(schema);
   await db.query(`CREATE SEQUENCE IF NOT EXISTS ${s}.lh_test_order`);
-  await db.query(`CREATE TABLE IF NOT EXISTS ${s}.lh_test_log (at bigint PRIMARY KEY, fn text NOT NULL, params json NOT NULL, rows json NOT NULL)`);
+  await db.query(`CREATE TABLE IF NOT EXISTS ${s}.lh_test_log (at bigint PRIMARY KEY, ms double precision NOT NULL, fn text NOT NULL, params json NOT NULL, rows json NOT NULL)`);
 }
 
 /** `db` with every transport call logged with its commit order (see the file comment). */
@@ -38,8 +38,8 @@ export function recorded(db: PgDatabase, schema: string): PgDatabase {
       const keepEmpty = !fn.startsWith('claim');
       return db.query<R>(
         `WITH r AS MATERIALIZED (${text}),
-          l AS (INSERT INTO ${s}.lh_test_log (at, fn, params, rows)
-            SELECT nextval('${s}.lh_test_order'), $${n + 1}, $${n + 2}::json, a.rows
+          l AS (INSERT INTO ${s}.lh_test_log (at, ms, fn, params, rows)
+            SELECT nextval('${s}.lh_test_order'), floor(extract(epoch FROM clock_timestamp()) * 1000), $${n + 1}, $${n + 2}::json, a.rows
             FROM (SELECT count(*) AS n, coalesce(json_agg(r), '[]'::json) AS rows FROM r) a WHERE a.n > 0 OR $${n + 3}::boolean)
         SELECT * FROM r`,
         [...params, fn, JSON.stringify(params), keepEmpty],
@@ -50,24 +50,32 @@ export function recorded(db: PgDatabase, schema: string): PgDatabase {
 
 interface LogRow {
   at: string;
+  /** The server's clock as the row was written: after the call's function ran, before its commit. */
+  ms: number;
   fn: string;
   params: unknown[];
   rows: Record<string, unknown>[];
 }
 
 /**
- * The history the log holds, in commit order. Claim times are the server's clock at the claim
- * (its expiry minus its visibility), the only times the checker compares.
+ * The history the log holds, in commit order. A claim's time is one by which its lease was
+ * certainly granted: the server's clock as its log row was written, after the call's function
+ * ran. Not the lease's own start (its expiry minus its visibility): a batch dates every lease it
+ * takes by one clock reading at its start, and a later claim of the batch may take a group only
+ * after another worker has taken it (once that worker's lease ran out) and given it back since,
+ * so that reading can be older than the lease before it. The checker compares claim times only
+ * with earlier leases' expiries, to end the leases that ran out.
  */
 export async function historyFromLog(db: PgDatabase, schema: string): Promise<HistoryEntry[]> {
   const s = quoteIdent(schema);
-  const log = await db.query<LogRow>(`SELECT at, fn, params, rows FROM ${s}.lh_test_log ORDER BY at`);
+  const log = await db.query<LogRow>(`SELECT at, ms, fn, params, rows FROM ${s}.lh_test_log ORDER BY at`);
   const history: HistoryEntry[] = [];
-  for (const { at, fn, params: p, rows } of log) {
+  for (const { at, ms, fn, params: p, rows } of log) {
     const t = Number(at);
     const claim = (row: Record<string, unknown>, worker: unknown, visibility: unknown) => {
       const expiresAt = Number(row.o_expires);
-      history.push({ op: 'claim', seq: Number(row.o_seq), groupId: decodeId(String(row.o_group)), attempt: Number(row.o_attempt), worker: decodeId(String(worker)), t: expiresAt - Number(visibility), expiresAt });
+      const granted = Math.max(expiresAt - Number(visibility), Number(ms));
+      history.push({ op: 'claim', seq: Number(row.o_seq), groupId: decodeId(String(row.o_group)), attempt: Number(row.o_attempt), worker: decodeId(String(worker)), t: granted, expiresAt });
     };
     const held = (o: number) => ({ seq: Number(p[o + 1]), attempt: Number(p[o + 2]), worker: decodeId(String(p[o + 3])) });
     // A batch of acks: the leases as passed ([[group, seq, attempt, worker], …]), one letter each ('t' acked).
