@@ -41,7 +41,7 @@ export type HostToPage =
   | AnswerMessage
   | { kind: 'changed'; queue: string }
   | { kind: 'owner'; owner: OwnerInfo }
-  /** The broker's port closed (its tab crashed): start or join a broker again and send its port. */
+  /** The broker went away (its tab crashed, which released its Web Lock): start or join a broker again and send its port. */
   | { kind: 'broker' }
   | { kind: 'closed' };
 

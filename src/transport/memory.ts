@@ -141,7 +141,11 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   async claimMany(workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<Lease<E>[]> {
     const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
     this.#ensureOpen();
-    const now = readClock(this.#clock);
+    return this.#claimMany(workerId, visibilityMs, minPriority, max, readClock(this.#clock));
+  }
+
+  /** Up to `max` successive claims at one clock reading. */
+  #claimMany(workerId: string, visibilityMs: number, minPriority: number, max: number, now: number): Lease<E>[] {
     const leases: Lease<E>[] = [];
     while (leases.length < max) {
       const lease = this.#claim(workerId, visibilityMs, minPriority, now);
@@ -160,14 +164,18 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   async ackMany(leases: readonly Lease<E>[]): Promise<AckManyResult<E>> {
     checkLeases<E>(leases);
     this.#ensureOpen();
-    const result: AckManyResult<E> = { acked: [], lost: [] };
+    return this.#ackMany(leases, { acked: [], lost: [] });
+  }
+
+  /** The body of ackMany: acks what still holds, sorts each lease into `done`, tells listeners. */
+  #ackMany<R extends AckManyResult<E>>(leases: readonly Lease<E>[], done: R): R {
     for (const lease of leases) {
       const message = this.#holding(lease);
       if (message) this.#removeHead(this.#groups.get(message.groupId)!);
-      (message ? result.acked : result.lost).push(lease);
+      (message ? done.acked : done.lost).push(lease);
     }
-    if (result.acked.length > 0) this.#listeners.notify();
-    return result;
+    if (done.acked.length > 0) this.#listeners.notify();
+    return done;
   }
 
   async ackAndClaimMany(leases: readonly Lease<E>[], workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<AckAndClaimManyResult<E>> {
@@ -175,18 +183,8 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
     this.#ensureOpen();
     const now = readClock(this.#clock); // before the acks: a clock that throws must change nothing
-    const result: AckAndClaimManyResult<E> = { acked: [], lost: [], claimed: [] };
-    for (const lease of leases) {
-      const message = this.#holding(lease);
-      if (message) this.#removeHead(this.#groups.get(message.groupId)!);
-      (message ? result.acked : result.lost).push(lease);
-    }
-    if (result.acked.length > 0) this.#listeners.notify();
-    while (result.claimed.length < max) {
-      const lease = this.#claim(workerId, visibilityMs, minPriority, now);
-      if (!lease) break;
-      result.claimed.push(lease);
-    }
+    const result = this.#ackMany(leases, { acked: [], lost: [], claimed: [] as Lease<E>[] });
+    result.claimed = this.#claimMany(workerId, visibilityMs, minPriority, max, now);
     return result;
   }
 

@@ -298,7 +298,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
     this.#ensureOpen();
     const result = this.#db.transaction(() => {
-      const now = readClock(this.#clock); // before the acks: a clock that throws rolls back nothing written
+      const now = readClock(this.#clock); // before the acks: a clock that throws leaves nothing written
       const done: AckAndClaimManyResult<E> = { acked: [], lost: [], claimed: [] };
       this.#ackMany(leases, done);
       done.claimed = this.#claimMany(workerId, visibilityMs, minPriority, max, now);

@@ -82,6 +82,13 @@ export class TransportModel {
     return { queued: this.messages.length, groups, ready, leased, waiting: groups - ready - leased, dead: this.dead.length, nextReadyAt: next === null ? null : next + 1 };
   }
 
+  /** Up to `max` successive claims at `now`: what claimMany must return. */
+  claimMany(workerId: string, visibility: number, minPriority: number, max: number, now: number): ModelLease[] {
+    const leases: ModelLease[] = [];
+    for (let lease; leases.length < max && (lease = this.claim(workerId, visibility, minPriority, now)); ) leases.push(lease);
+    return leases;
+  }
+
   claim(workerId: string, visibility: number, minPriority: number, now: number): ModelLease | null {
     for (;;) {
       const candidates = this.messages
