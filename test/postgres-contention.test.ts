@@ -32,11 +32,14 @@ describe('PostgreSQL server: contention across processes', () => {
   it(`${processes} processes × ${connections} connections consume ${messages} messages in ${groups} groups with ackAndClaimMany; the history is clean`, async () => {
     const result = await run({ schema: `lh_contention_many_${process.pid}`, stallRate: 0.01, seed: 17, batch: 8 });
     expectClean(result, messages, processes * connections);
-    // The consumers took their work in batches: (almost) every claim came from an ackAndClaimMany
-    // call, more than one per call on average.
-    const claims = result.history.filter((e) => e.op === 'claim').length;
+    console.log(`ackAndClaimMany calls by leases claimed: ${JSON.stringify(result.claimedPerCall)}`);
+    // The consumers took their work in batches: every claim came from an ackAndClaimMany call,
+    // and many calls held several new leases at once. Not an average per call: how often a call
+    // finds nothing depends on how far the consumers outrun the producer, i.e. on the machine's
+    // load (0.8 claims a call in a loaded CI run, 4.2 on a quiet machine).
     expect(Object.keys(result.calls).sort()).toEqual(['ack_claim_many', 'publish_many', 'release']);
-    expect(claims / result.calls.ack_claim_many!).toBeGreaterThan(1.5);
+    const severalAtOnce = Object.entries(result.claimedPerCall).reduce((n, [k, calls]) => (Number(k) >= 2 ? n + calls : n), 0);
+    expect(severalAtOnce).toBeGreaterThanOrEqual(100);
   }, 600_000);
 });
 

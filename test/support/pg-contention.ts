@@ -63,6 +63,8 @@ export interface PgContentionResult {
   acksAfterRestart: number;
   /** Logged calls by SQL function (`ack_claim_many`, `claim`, …): what the consumers did. */
   calls: Record<string, number>;
+  /** ackAndClaimMany calls by how many leases each claimed (0 … max). */
+  claimedPerCall: Record<number, number>;
   /** Wall time of the run. */
   ms: number;
 }
@@ -181,6 +183,11 @@ export async function runPgContention(o: PgContentionOptions): Promise<PgContent
     const history = await read(() => historyFromLog(db, o.schema));
     const counts = await read(() => db.query<{ fn: string; n: string }>(`SELECT fn, count(*) AS n FROM ${s}.lh_test_log GROUP BY fn`));
     const calls = Object.fromEntries(counts.map((r) => [r.fn, Number(r.n)]));
+    // The first row of an ack_claim_many log entry is the acks' outcome, the rest its claims.
+    const sizes = await read(() =>
+      db.query<{ k: number; n: string }>(`SELECT json_array_length(rows) - 1 AS k, count(*) AS n FROM ${s}.lh_test_log WHERE fn = 'ack_claim_many' GROUP BY k`),
+    );
+    const claimedPerCall = Object.fromEntries(sizes.map((r) => [Number(r.k), Number(r.n)]));
     const snapshot = await read(() => producer.inspect());
     const remaining = snapshot.groups.flatMap((g) => g.messages.map((m) => m.seq));
     const verdict = checkHistory(history, remaining);
@@ -190,7 +197,7 @@ export async function runPgContention(o: PgContentionOptions): Promise<PgContent
       ...told.published.filter((seq) => !publishedInLog.has(seq)).map((seq) => `publish ${seq}`),
       ...told.acked.filter((lease) => !ackedInLog.has(lease)).map((lease) => `ack ${lease}`),
     ];
-    return { history, remaining, verdict, toldButMissing, storageErrors, deadlocks, storageDetails, childFailures, publishFailures, acksReported: acks, kills, restarts, acksAfterRestart, calls, ms: Date.now() - started };
+    return { history, remaining, verdict, toldButMissing, storageErrors, deadlocks, storageDetails, childFailures, publishFailures, acksReported: acks, kills, restarts, acksAfterRestart, calls, claimedPerCall, ms: Date.now() - started };
   } finally {
     for (const child of live) child.proc.kill('SIGKILL');
     await Promise.all(all);
