@@ -63,12 +63,20 @@ export function loops(workers: number, step: (worker: number) => Promise<number 
   };
 }
 
+/** An experiment on the shipped SQL: statements run on the contender's schema after it is migrated. */
+export interface LeaseholdVariant {
+  /** Appended to the schema name, so the variant and the shipped form run side by side. */
+  key: string;
+  label: string;
+  patch: (schema: string) => string[];
+}
+
 type Form = 'claim-ack' | 'ackAndClaim' | 'claimMany' | 'ackAndClaimMany' | 'ackAndClaim-before';
 export const BATCH = 10;
 
 /** leasehold: per-group FIFO and exclusivity, one live lease per group, fencing on every ack. */
-export function leasehold(form: Form): PgContender {
-  const schema = `bench_lh_${form.toLowerCase().replace(/-/g, '_')}`;
+export function leasehold(form: Form, variant?: LeaseholdVariant): PgContender {
+  const schema = `bench_lh_${form.toLowerCase().replace(/-/g, '_')}${variant ? `_${variant.key}` : ''}`;
   let url = '';
   let admin: pg.Pool;
   let filler: PostgresTransport;
@@ -84,7 +92,7 @@ export function leasehold(form: Form): PgContender {
       'claim-ack': 'leasehold claim → ack', ackAndClaim: 'leasehold ackAndClaim', claimMany: `leasehold claimMany/ackMany (${BATCH})`,
       ackAndClaimMany: `leasehold ackAndClaimMany (${BATCH})`,
       'ackAndClaim-before': 'leasehold ackAndClaim, NOTIFY in the transaction, unprepared',
-    }[form],
+    }[form] + (variant ? `, ${variant.label}` : ''),
     measures: {
       'claim-ack': 'claim() then ack(): two calls, two transactions per message',
       ackAndClaim: 'ackAndClaim(): one call per message (acks the held lease, claims the next)',
@@ -98,6 +106,7 @@ export function leasehold(form: Form): PgContender {
       await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       filler = transportOn(admin);
       await filler.stats(); // migrates and opens the default queue
+      for (const sql of variant?.patch(schema) ?? []) await admin.query(sql);
     },
     async fill(n, groups) {
       await admin.query(`TRUNCATE ${schema}.lh_messages, ${schema}.lh_groups`);
