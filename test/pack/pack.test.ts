@@ -25,7 +25,10 @@ beforeAll(async () => {
   files = packed.files;
   // `app` has every driver; `bare` has leasehold alone (Vite linked in only to run a build).
   [app, bare] = await Promise.all([
-    createApp(scratch, 'app', packed.tarball, { install: [`@sqlite.org/sqlite-wasm@${SQLITE_WASM_VERSION}`], link: ['better-sqlite3', 'vite'] }),
+    createApp(scratch, 'app', packed.tarball, {
+      install: [`@sqlite.org/sqlite-wasm@${SQLITE_WASM_VERSION}`],
+      link: ['better-sqlite3', 'vite', 'pg', '@types/pg', '@electric-sql/pglite'],
+    }),
     createApp(scratch, 'bare', packed.tarball, { link: ['vite'] }),
   ]);
 }, 300_000);
@@ -72,10 +75,14 @@ describe('the README, against the installed package', () => {
       ['leasehold', `@sqlite.org/sqlite-wasm@${SQLITE_WASM_VERSION}`], // the "app" app (plus vite and better-sqlite3, linked)
       ['--save-dev', 'vite'],
       ['leasehold', 'better-sqlite3@12'], // linked from this repository: 12.x, checked below
+      ['leasehold', 'pg@8'], // linked too, as is PGlite
+      ['leasehold', '@electric-sql/pglite@0.5'],
       ['leasehold'], // the "bare" app
     ]);
-    const linked = JSON.parse(readFileSync(join(app, 'node_modules/better-sqlite3/package.json'), 'utf8')) as { version: string };
-    expect(linked.version).toMatch(/^12\./);
+    const linked = (pkg: string) => (JSON.parse(readFileSync(join(app, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+    expect(linked('better-sqlite3')).toMatch(/^12\./);
+    expect(linked('pg')).toMatch(/^8\./);
+    expect(linked('@electric-sql/pglite')).toMatch(/^0\.5\./);
   });
 });
 
@@ -86,6 +93,18 @@ describe('installed from the tarball, in Node', () => {
     expect(lastJson(result.stdout)).toEqual({
       'sqlite-wasm': { seq: 1, event: { driver: 'sqlite-wasm', n: 1 }, leaseSeq: 1, emptyAfterAck: true },
       'better-sqlite3': { seq: 1, event: { driver: 'better-sqlite3', n: 1 }, leaseSeq: 1, emptyAfterAck: true },
+    });
+  });
+
+  it('leasehold/postgres on PGlite: publishes, claims, acks, and consume() handles a message', async () => {
+    const result = await node(app, ['postgres.mjs']);
+    expect(result.stderr.replace(/^.*ExperimentalWarning.*$/gm, '').trim()).toBe('');
+    expect(lastJson(result.stdout)).toEqual({
+      seq: 1,
+      event: { n: 1 },
+      emptyAfterAck: true,
+      consumed: [{ n: 2 }],
+      stats: { queued: 0, leased: 0 },
     });
   });
 

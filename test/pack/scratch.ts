@@ -1,13 +1,13 @@
 /**
  * Scratch apps outside the repository that install the packed tarball the way a user would
  * (`npm install <tarball>`), for the pack tests. Everything but leasehold comes from this
- * repository's node_modules: sqlite-wasm through npm's cache (`--prefer-offline`), better-sqlite3
- * and Vite as links, so no native module is compiled a second time.
+ * repository's node_modules: sqlite-wasm through npm's cache (`--prefer-offline`), better-sqlite3,
+ * Vite, pg (with its types) and PGlite as links, so no native module is compiled a second time.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { packLeasehold, repoRoot } from '../../scripts/pack.mjs';
 
@@ -61,7 +61,10 @@ export async function createApp(scratch: string, name: string, tarball: string, 
   cpSync(join(repoRoot, 'test/pack/app'), dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: `leasehold-pack-${name}`, private: true, type: 'module' }, null, 2)}\n`);
   await npm(dir, ['install', '--prefer-offline', tarball, ...(options.install ?? [])]);
-  for (const pkg of options.link ?? []) symlinkSync(join(repoRoot, 'node_modules', pkg), join(dir, 'node_modules', pkg), 'dir');
+  for (const pkg of options.link ?? []) {
+    mkdirSync(dirname(join(dir, 'node_modules', pkg)), { recursive: true }); // a scope's folder (@types/…)
+    symlinkSync(join(repoRoot, 'node_modules', pkg), join(dir, 'node_modules', pkg), 'dir');
+  }
   return dir;
 }
 
