@@ -11,6 +11,10 @@ export default defineConfig({
   worker: { format: 'es' },
   server: { watch: { ignored: ['**/test-results/**', '**/bench/results/**', '**/.tmp/**'] } },
   test: {
+    // expect.poll waits for something another connection, process, worker or tab does on its own
+    // time: its default second is easily overrun on a loaded machine (CI: 2 shared cores). A
+    // poll that never holds still fails, later; tests that want a tighter bound say so.
+    expect: { poll: { timeout: 20_000 } },
     projects: [
       {
         extends: true,

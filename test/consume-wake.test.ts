@@ -1,9 +1,10 @@
 /**
  * Two processes consuming one better-sqlite3 file wake each other: a ball is passed between
  * them (each consumes its own named queue and publishes the next hop to the other's) while both
- * poll only every 10 s when idle. The hops must all pass with (almost) no poll firing and only a
+ * poll only every 10 minutes when idle. The hops must all pass, with no poll firing and only a
  * few claims each: the wake-ups come from the change notices SqliteTransport raises for other
- * processes' commits, not from polling faster than the back-off.
+ * processes' commits, not from polling faster than the back-off. No time limit is asserted on a
+ * hop: one that waited for a poll would take 10 minutes, which no load explains.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,7 +14,7 @@ import { scratchDir } from './support/backends.js';
 import { runChild } from './support/child.js';
 
 const HOPS = 12;
-const POLL_MS = 10_000;
+const POLL_MS = 600_000;
 const child = new URL('./support/consume-wake-child.ts', import.meta.url).pathname;
 
 describe('consume() in two processes on one file', () => {
@@ -47,25 +48,23 @@ describe('consume() in two processes on one file', () => {
       await bothReady;
       const sent = Date.now();
       await first.publish('ball', { hop: 0 }); // from this (third) process
-      // Without wake-ups each hop would wait for a 10 s poll: give up well before that adds up.
-      await Promise.race([finished, new Promise((resolve) => setTimeout(resolve, 40_000))]);
+      // Without wake-ups the first hop would wait 10 minutes for a poll: give up long before.
+      await Promise.race([finished, new Promise((resolve) => setTimeout(resolve, 80_000))]);
       for (const { proc } of children) proc.kill('SIGKILL');
       await Promise.all(children.map((c) => c.ended));
       expect(handled.map((h) => h.hop)).toEqual(Array.from({ length: HOPS + 1 }, (_, i) => i));
       expect(handled.map((h) => h.by)).toEqual(handled.map((h) => (h.hop % 2 === 0 ? 'a' : 'b')));
-      // Had any hop waited for a poll, the ball would have taken ≥ 10 s per such hop and a poll
-      // would show here; at most one per process may fire on a machine slowed to a crawl.
-      expect(polls.length).toBeLessThanOrEqual(2);
+      // Every hop passed long before any idle timer could fire: the notices carried them all.
+      expect(polls).toEqual([]);
       // A claim when woken, the ackAndClaim after the handler, and a few for notices of the
       // other's own claims and acks: far fewer than polling at wake-up speed would need.
       expect(claims.a + claims.b).toBeLessThanOrEqual(6 * (HOPS + 1) + 4);
       const latency = handled.map((h, i) => h.t - (i === 0 ? sent : handled[i - 1]!.t));
       console.log(`hop latencies (ms): ${latency.join(' ')}; claims a ${claims.a}, b ${claims.b}; polls ${polls.length}`);
-      expect(Math.max(...latency)).toBeLessThan(POLL_MS);
     } finally {
       for (const { proc } of children) proc.kill('SIGKILL');
       db.close();
       scratch.remove();
     }
-  }, 90_000);
+  }, 120_000);
 });

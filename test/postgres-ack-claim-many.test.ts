@@ -17,7 +17,7 @@ import { PG_SCHEMA_VERSION } from '../src/postgres/schema.js';
 import { PostgresTransport } from '../src/postgres/transport.js';
 import type { Lease, Transport } from '../src/transport/contract.js';
 import { InMemoryTransport } from '../src/transport/memory.js';
-import { newServerPool, pgliteDatabase, releaseSchema, serverDatabase, takeSchema } from './support/postgres.js';
+import { newServerPool, pgliteDatabase, releaseSchema, serverDatabase, takeSchema, until } from './support/postgres.js';
 import { seeded } from './support/torture.js';
 
 const databases: [string, () => Promise<PgDatabase>][] = [
@@ -134,7 +134,7 @@ describe.each(databases)('PostgresTransport.ackAndClaimMany on %s', (_name, data
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect({ heard, sent: sent.length }).toEqual(before);
     await transport.ackAndClaimMany(claimed, 'w', 60_000, { max: 1 });
-    for (let i = 0; i < 200 && heard === before.heard; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await until(() => heard > before.heard);
     expect(heard).toBeGreaterThan(before.heard);
     if (db.notify) expect(sent).toHaveLength(before.sent + 1);
     stop();
@@ -227,7 +227,7 @@ describe('PostgresTransport.ackAndClaimMany on a PostgreSQL server, by its clock
       const call = transport.ackAndClaimMany([lease!], 'w', 10_000, { max: 2 });
       // (pg_stat_activity's query text lags behind prepared statements: ask who waits for this transaction.)
       const waiting = async () => Number((await other.query('SELECT count(*) AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))')).rows[0].n) > 0;
-      for (let i = 0; i < 500 && !(await waiting()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      await until(waiting);
       expect(await waiting()).toBe(true);
       // The call began by now; let the server's clock move past that before the lock is let go.
       const blocked = await serverNow();

@@ -95,6 +95,9 @@ describe('consume() on the PostgreSQL server', () => {
     const a = new PostgresTransport<{ g: string; i: number }>(fromPg(pool()), { schema: name });
     const b = new PostgresTransport<{ g: string; i: number }>(fromPg(pool()), { schema: name });
     for (let i = 0; i < 60; i++) await a.publish(`g${i % 6}`, { g: `g${i % 6}`, i });
+    // b's pool connects now, not after the consumers start: on a loaded machine a's consumer
+    // could otherwise handle all 60 while b's first connection is being made.
+    await b.stats();
     const running = new Map<string, number>();
     const order = new Map<string, number[]>();
     let now = 0;

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fromPg } from '../src/postgres/pg.js';
 import { PostgresTransport } from '../src/postgres/transport.js';
-import { newServerPool } from './support/postgres.js';
+import { newServerPool, until } from './support/postgres.js';
 
 const pools: pg.Pool[] = [];
 const schemas: string[] = [];
@@ -28,11 +28,6 @@ afterEach(async () => {
   for (const s of schemas.splice(0)) await admin.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
   await Promise.all(pools.splice(0).map((p) => p.end()));
 });
-
-const until = async (check: () => boolean): Promise<void> => {
-  // Waits for something the server does on its own time (a notice crossing connections).
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-};
 
 describe('fromPg', () => {
   it('validates its options', () => {
@@ -64,39 +59,50 @@ describe('fromPg', () => {
 
   it('tells its own listeners at once and other drivers through LISTEN, each once per change', async () => {
     const s = schema();
+    const admin = pool();
     const mine = fromPg(pool(3));
     const other = fromPg(pool(3));
     const publisher = new PostgresTransport(mine, { schema: s });
     const sameDriver = new PostgresTransport(mine, { schema: s });
     const elsewhere = new PostgresTransport(other, { schema: s });
-    await publisher.stats(); // migrates before anybody listens
-    let heardHere = 0;
-    let heardThere = 0;
-    sameDriver.onChange(() => heardHere++);
-    elsewhere.onChange(() => heardThere++);
-    // onChange starts LISTEN in the background: publish until a change is heard across connections.
-    for (let i = 0; i < 100 && heardThere === 0; i++) {
-      await publisher.publish('warm-up', i);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(heardThere).toBeGreaterThan(0);
+    try {
+      await publisher.stats(); // migrates before anybody listens
+      let heardHere = 0;
+      let heardThere = 0;
+      sameDriver.onChange(() => heardHere++);
+      elsewhere.onChange(() => heardThere++);
+      // onChange starts LISTEN in the background: wait until both drivers' listening connections
+      // ran it (their last statement), so every notice from here on reaches both, and no earlier
+      // one is still on its way (no warm-up publishes whose notices could arrive late).
+      const [{ channel }] = (await admin.query(`SELECT 'lh_' || c.oid AS channel FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = 'lh_q' || (SELECT id FROM "${s}".lh_queues WHERE name = 'default') || '_claims'`, [s])).rows;
+      const listening = async () => Number((await admin.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE state = 'idle' AND query = $1`, [`LISTEN ${channel}`])).rows[0].n);
+      await until(async () => (await listening()) === 2);
+      expect(await listening()).toBe(2);
 
-    // An ack's notice is the one the driver sends after the commit (publishes NOTIFY in their transaction).
-    const lease = (await publisher.claim('w', 60_000))!;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const here0 = heardHere;
-    const there0 = heardThere;
-    await publisher.ack(lease);
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(heardHere).toBe(here0 + 1); // told at once, before any round trip
-    await until(() => heardThere > there0);
-    expect(heardThere).toBe(there0 + 1);
-    // Its own notice comes back through LISTEN too: it must be skipped, not heard again.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(heardHere).toBe(here0 + 1);
-    for (const t of [publisher, sameDriver, elsewhere]) await t.close();
-    await mine.close();
-    await other.close();
+      // A publish NOTIFYs in its own transaction: every listening connection hears it once, this
+      // driver's too (nobody was told locally: its listeners wait for LISTEN).
+      await publisher.publish('g', 1);
+      await until(() => heardHere > 0 && heardThere > 0);
+      expect([heardHere, heardThere]).toEqual([1, 1]);
+      // An ack's notice is the one the driver sends after the commit, outside the ack's transaction.
+      const lease = (await publisher.claim('w', 60_000))!;
+      await publisher.ack(lease);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      expect(heardHere).toBe(2); // told at once, before any round trip
+      await until(() => heardThere > 1);
+      expect(heardThere).toBe(2);
+      // The ack's notice comes back to this driver through LISTEN too: it must be skipped, not heard
+      // again. It committed before the next publish's (the other driver heard it), so it reaches
+      // this driver's listening connection first: once that publish is heard here, an echo that
+      // was not skipped would have been counted.
+      await elsewhere.publish('g', 2);
+      await until(() => heardHere > 2 && heardThere > 2);
+      expect([heardHere, heardThere]).toEqual([3, 3]);
+    } finally {
+      for (const t of [publisher, sameDriver, elsewhere]) await t.close();
+      await mine.close();
+      await other.close();
+    }
   });
 });
 
@@ -126,7 +132,7 @@ describe('fromPg and conflicts the server breaks', () => {
       const call = db.query(`SELECT ${s}.bump_both($1, $2) AS r`, [2, 1]);
       const waiting = async () =>
         Number((await admin.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%bump_both%'`)).rows[0].n) > 0;
-      for (let i = 0; i < 500 && !(await waiting()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      await until(waiting);
       expect(await waiting()).toBe(true);
       const deadlocksBefore = Number((await admin.query('SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()')).rows[0].deadlocks);
       // …which now wants row 2: a deadlock. The statement waited first, so its deadlock check runs
@@ -137,12 +143,13 @@ describe('fromPg and conflicts the server breaks', () => {
       // Each row was changed once by each party: the aborted run left nothing behind.
       expect((await admin.query(`SELECT id, n FROM ${s}.rows ORDER BY id`)).rows).toEqual([{ id: 1, n: 2 }, { id: 2, n: 2 }]);
       // And the conflict did happen (the server counts the deadlocks it broke; its statistics may lag).
+      // (A backend sends its counts at most once a second, later while idle: wait, do not assume.)
       let deadlocks = deadlocksBefore;
-      for (let i = 0; i < 200 && deadlocks === deadlocksBefore; i++) {
+      await until(async () => {
         await admin.query('SELECT pg_stat_clear_snapshot()');
         deadlocks = Number((await admin.query('SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()')).rows[0].deadlocks);
-        if (deadlocks === deadlocksBefore) await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+        return deadlocks !== deadlocksBefore;
+      });
       expect(deadlocks).toBe(deadlocksBefore + 1);
     } finally {
       other.release(true);

@@ -107,9 +107,9 @@ describe('change notices across connections', () => {
     let heard = 0;
     const stop = consumer.onChange(() => heard++);
     await publisher.publish('g', 1);
-    await expect.poll(() => heard, { timeout: 2_000 }).toBe(1);
+    await expect.poll(() => heard).toBe(1);
     await publisher.publish('g', 2);
-    await expect.poll(() => heard, { timeout: 2_000 }).toBe(2);
+    await expect.poll(() => heard).toBe(2);
     stop();
     await publisher.publish('g', 3);
     await otherQueue.publish('g', 'own notice only for its own listeners');

@@ -105,3 +105,13 @@ export async function releaseSchema(db: PgDatabase, schema: string): Promise<voi
   list.push(schema);
   idle.set(db, list);
 }
+
+/**
+ * Waits until `check` holds, for something the server does on its own time (a notice crossing
+ * connections, a backend starting to wait for a lock, statistics being sent), checking every
+ * 10 ms for up to `ms`: on a loaded machine that is seconds, not milliseconds. Never throws on
+ * running out: the caller asserts what it waited for, which then fails with its own message.
+ */
+export async function until(check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
+  for (const deadline = Date.now() + ms; !(await check()) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 10));
+}
