@@ -10,6 +10,10 @@ export default defineConfig({
   testDir: './e2e',
   outputDir: './test-results/e2e',
   timeout: 60_000,
+  // Web-first assertions (toHaveText, toHaveCount, expect.poll) wait for pages and workers that
+  // share 2 loaded cores in CI: Playwright's default 5 s is overrun there without any bug. An
+  // assertion that never holds still fails, after this long.
+  expect: { timeout: 20_000 },
   fullyParallel: false,
   workers: 1,
   reporter: [['list']],

@@ -105,7 +105,7 @@ test('4 consumers across 2 tabs, the owner tab crashed mid-batch: the history ch
   const cdp = await context.newCDPSession(owner);
   const crashedAt = Date.now();
   void cdp.send('Page.crash').catch(() => undefined);
-  await expect.poll(() => other.evaluate(async () => (await (window as any).db.owner()).isThisTab), { timeout: 10_000 }).toBe(true);
+  await expect.poll(() => other.evaluate(async () => (await (window as any).db.owner()).isThisTab)).toBe(true);
   await other.evaluate(() => (window as any).consumersDone);
 
   const remaining = await other.evaluate(async () => (await (window as any).db.transport.inspect()).groups.flatMap((g: any) => g.messages.map((m: any) => m.seq)));

@@ -35,14 +35,14 @@ test('the tab that started the link broker crashes: the others fail over, nothin
   void cdp.send('Page.crash').catch(() => undefined);
   await crashed;
   const survivors = pages.slice(1);
-  await expect.poll(() => records.some((r) => r.kind === 'acked' && r.tab !== 0 && r.at > crashedAt), { timeout: 10_000 }).toBe(true);
+  await expect.poll(() => records.some((r) => r.kind === 'acked' && r.tab !== 0 && r.at > crashedAt)).toBe(true);
   await Promise.all(survivors.map((p) => p.evaluate(() => (window as any).consumerDone)));
   expect(checkRun(records, published)).toEqual([]);
 
   const owners = await Promise.all(survivors.map((p) => p.evaluate(() => (window as any).db.owner())));
   expect(owners.filter((o) => o.isThisTab)).toHaveLength(1);
   const forwarding = survivors[owners.findIndex((o) => !o.isThisTab)]!;
-  await expect.poll(() => via(forwarding), { timeout: 5_000 }).toBe('port');
+  await expect.poll(() => via(forwarding)).toBe('port');
   // And the calls really take it: a listener on the database's BroadcastChannel (in the owner's
   // tab) hears none of the forwarding tab's calls.
   const ownerPage = survivors.find((p) => p !== forwarding)!;
@@ -82,7 +82,7 @@ test('the tab that started the link broker crashes while another owns the databa
   await crashed;
   // The owner did not change; it registers with a new broker, where the later tab finds it.
   const later = await open(name);
-  await expect.poll(() => via(later), { timeout: 5_000 }).toBe('port');
+  await expect.poll(() => via(later)).toBe('port');
   expect(await owner.evaluate(async () => (await (window as any).db.owner()).isThisTab)).toBe(true);
   const seq = await later.evaluate(() => (window as any).db.transport.publish('g', { n: 1 }));
   const claimed = await owner.evaluate(async () => {

@@ -26,7 +26,7 @@ test('lesson 7: a second tab joins through the owner; when the owner closes, it 
   // The owner tab closes, holding w1's lease on upload-1.
   expect(consoleErrors(first)).toEqual([]);
   await first.close();
-  await expect(second.getByTestId('owner')).toHaveText(/^This tab owns the database file/, { timeout: 15_000 });
+  await expect(second.getByTestId('owner')).toHaveText(/^This tab owns the database file/, { timeout: 30_000 }); // takeover opens the file: seconds when loaded
   await expect(logEntries(second, { kind: 'owner' }).first()).toContainText('This tab took over the database file');
   // Work continues here, and once w1's lease has run out its message is claimed again.
   const retaken = logEntries(second, { kind: 'claim', worker: 'tab2-w1', group: 'upload-1', attempt: '2' });

@@ -40,12 +40,12 @@ describe('storage faults', () => {
   it('a pool held by a worker that never lets go: StorageError STORAGE_BUSY, not a hang', async () => {
     const name = freshName('held');
     const holder = await poolWorker('hold', name);
-    const started = performance.now();
+    // Not a hang: the open gives up after its bounded retries (a hang would fail on the test's
+    // timeout). How long the retries take is not asserted: on a loaded machine it varies.
     const error = await openBrowserDatabase({ name }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LeaseholdError);
     expect(error).toMatchObject({ code: 'STORAGE_BUSY' });
     expect((error as Error).message).toMatch(/held open by another page or worker/);
-    expect(performance.now() - started).toBeLessThan(15_000);
     // Once the holder is gone, the database opens.
     holder.terminate();
     const db = await openBrowserDatabase({ name });
