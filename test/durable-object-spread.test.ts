@@ -75,6 +75,45 @@ describe('spreadTransport over LeaseholdObjects', () => {
     }
   });
 
+  it('ackAndClaimMany acks in each lease\'s own object, then claims across the objects, with global seqs', async () => {
+    const { queue } = spreadOver(N);
+    try {
+      const groups = ['a', 'b', 'c', 'd', 'e', 'f'];
+      await queue.publishMany(groups.flatMap((groupId, n) => [{ groupId, event: { n } }, { groupId, event: { n: n + 10 } }]));
+      const [first, second] = await queue.claimMany('w', 60_000, { max: 6 });
+      const misrouted = { ...second!, seq: second!.seq + 1 }; // a seq no object of its group hands out
+      const result = await queue.ackAndClaimMany([first!, misrouted, first!, second!], 'w2', 60_000, { max: 10 });
+      expect(result.acked).toEqual([first, second]);
+      expect(result.acked[0]).toBe(first);
+      expect(result.lost).toEqual([misrouted, first]);
+      expect(result.lost[1]).toBe(first);
+      expect(result.claimed.map((l) => [l.groupId, l.event.n, l.workerId])).toEqual(
+        expect.arrayContaining([
+          [first!.groupId, first!.event.n + 10, 'w2'],
+          [second!.groupId, second!.event.n + 10, 'w2'],
+        ]),
+      );
+      expect(result.claimed).toHaveLength(2);
+      // The claimed leases carry global seqs: acking them through the spread finds their objects.
+      expect((await queue.ackMany(result.claimed)).lost).toEqual([]);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('ackAndClaimMany is two steps: when the claims fail, the call rejects with its acks done', async () => {
+    const { clients, queue } = spreadOver(2);
+    try {
+      await queue.publish('a', { n: 1 });
+      const lease = (await queue.claim('w', 60_000))!;
+      await clients[1 - (groupHash('a') % 2)]!.transport.close(); // the object without group a refuses every call
+      await expect(queue.ackAndClaimMany([lease], 'w', 60_000, { max: 2 })).rejects.toMatchObject({ name: 'ClosedError' });
+      expect((await clients[groupHash('a') % 2]!.transport.inspect()).groups).toEqual([]);
+    } finally {
+      await queue.close();
+    }
+  });
+
   it('refuses a bad event before any object is called', async () => {
     const { queue } = spreadOver(2);
     try {

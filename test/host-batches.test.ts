@@ -8,7 +8,8 @@ import { HostCore } from '../src/browser/core.js';
 import { ClosedError, LeaseLostError } from '../src/errors.js';
 import type { SqlDatabase } from '../src/sqlite/driver.js';
 import { openWasmDatabase } from '../src/sqlite/wasm.js';
-import type { CallMessage } from '../src/browser/wire.js';
+import { type CallMessage, leaseFences } from '../src/browser/wire.js';
+import type { AckAndClaimManyResult, Lease } from '../src/transport/contract.js';
 
 let ids = 0;
 const call = (target: CallMessage['target'], method: string, args: unknown[], id = `b${++ids}`): CallMessage => ({ kind: 'call', id, target, method, args, now: 1_000 });
@@ -74,6 +75,37 @@ describe('group commit in the owner', () => {
     expect(await core.serve(call('store', 'load', ['exe']))).toBeUndefined();
     const snapshot = (await core.serve(call('transport', 'inspect', []))) as { groups: { messages: { event: unknown }[] }[] };
     expect(snapshot.groups[0]!.messages.map((m) => m.event)).toEqual([1, 2]);
+  });
+
+  it('undoes an ackAndClaimMany whose claims fail after its acks, in a batch or alone: its leases still hold, and no answer is journaled', async () => {
+    const db = await openWasmDatabase();
+    const core = new HostCore(db);
+    for (const g of ['a', 'b', 'c']) await core.serve(publish(g, g));
+    const leases = (await core.serve(call('transport', 'claimMany', ['w', 5_000, { max: 2 }]))) as Lease[];
+    const fences = leaseFences(leases);
+    // The claims' UPDATE of a group row fails, after the acks' DELETEs ran in the same call.
+    db.exec("CREATE TEMP TRIGGER refuse BEFORE UPDATE OF holder ON lh_groups WHEN NEW.holder = 'refused' BEGIN SELECT RAISE(ABORT, 'claim refused'); END");
+    const acm = (id: string) => call('transport', 'ackAndClaimMany', [fences, 'refused', 1_000, { max: 3 }], id);
+    const outcomes = await Promise.allSettled([core.serve(publish('d', 'd')), core.serve(acm('acm-1'), true, 'tabB'), core.serve(publish('e', 'e'))]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/claim refused/);
+    await expect(core.serve(acm('acm-2'), true, 'tabB')).rejects.toThrow(/claim refused/);
+    const held = (await core.serve(call('transport', 'inspect', []))) as { groups: { groupId: string; messages: { state: string }[] }[] };
+    expect(held.groups.map((g) => [g.groupId, g.messages[0]!.state]).sort()).toEqual([
+      ['a', 'leased'],
+      ['b', 'leased'],
+      ['c', 'ready'],
+      ['d', 'ready'],
+      ['e', 'ready'],
+    ]);
+    expect(db.prepare("SELECT count(*) AS n FROM lh_calls WHERE id LIKE 'acm-%'").get()).toEqual({ n: 0 });
+    // The retry of the same call, once claims can land, is applied (not answered as done) ...
+    db.exec('DROP TRIGGER refuse');
+    const done = (await core.serve(acm('acm-1'), true, 'tabB')) as AckAndClaimManyResult;
+    expect([done.acked.length, done.lost.length, done.claimed.map((l) => l.groupId)]).toEqual([2, 0, ['c', 'd', 'e']]);
+    // ... and a retry after that is answered from the journal, claiming nothing more.
+    expect(await core.serve(acm('acm-1'), true, 'tabB')).toEqual(done);
+    expect(((await core.serve(call('transport', 'stats', []))) as { leased: number }).leased).toBe(3);
   });
 
   it('answers no call of a batch whose COMMIT fails as applied, and keeps none of it', async () => {

@@ -190,6 +190,28 @@ describe.each(databases)('PostgresTransport.ackAndClaimMany on %s', (_name, data
     await transport.close();
   });
 
+  it('a claim that fails after the acks undoes them: the call changes nothing and sends no notice', async () => {
+    const { db, schema, transport } = await open();
+    await transport.publishMany(['a', 'b', 'c'].map((groupId, n) => ({ groupId, event: { n } })));
+    const leases = await transport.claimMany('w', 60_000, { max: 2 });
+    // The claims' UPDATE of a group row fails, after lh_ack_many ran in the same statement.
+    await db.query(
+      `CREATE FUNCTION "${schema}".refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ` +
+        `IF NEW.holder LIKE '%refused%' THEN RAISE EXCEPTION 'claim refused'; END IF; RETURN NEW; END $$`,
+    );
+    await db.query(`CREATE TRIGGER refuse BEFORE UPDATE ON "${schema}".lh_groups FOR EACH ROW EXECUTE FUNCTION "${schema}".refuse()`);
+    const before = await transport.inspect();
+    let notices = 0;
+    transport.onChange(() => notices++);
+    await expect(transport.ackAndClaimMany(leases, 'refused', 1_000, { max: 3 })).rejects.toThrow(/claim refused/);
+    expect(await transport.inspect()).toEqual({ ...before, now: expect.any(Number) });
+    expect(notices).toBe(0);
+    await db.query(`DROP TRIGGER refuse ON "${schema}".lh_groups`);
+    const result = await transport.ackAndClaimMany(leases, 'w2', 1_000, { max: 3 });
+    expect([result.acked, result.claimed.map((l) => l.groupId)]).toEqual([leases, ['c']]);
+    await transport.close();
+  });
+
   it('a database at schema version 3 with a lease in flight migrates on open; the lease is then acked by it', async () => {
     const { db, schema, transport: old } = await open();
     await old.publishMany([{ groupId: 'a', event: { n: 0 } }, { groupId: 'a', event: { n: 1 } }]);

@@ -11,7 +11,8 @@
  * - `publishMany`, `claimMany` and `ackMany` are one transaction per object, not across objects:
  *   every item is checked before anything is sent, but a storage failure of one object can leave
  *   the other objects' parts done. `ackAndClaimMany` is `ackMany` then `claimMany`: two steps,
- *   so another caller's claim can come between them.
+ *   so another caller's claim can come between them, and when the claims fail the call rejects
+ *   with its acks already done (a retry then finds those leases lost).
  * - A seq is `localSeq * N + index`: unique and increasing within a group, not across groups.
  * - An empty claim costs N calls; idle consumers should wait on `onChange` instead of polling.
  */

@@ -372,6 +372,67 @@ export function describeConsume(name: string, make: TransportFactory): void {
       expect((await t.inspect()).groups).toEqual([]);
     });
 
+    it('reports a lease lost among handlers that finish together (phase ack), acks the others and claims all the same', async () => {
+      for (const g of ['a', 'b']) await t.publish(g, { g, n: 1 });
+      await t.publish('b', { g: 'b', n: 2 });
+      const s = spy(t);
+      const gates: (() => void)[] = [];
+      const seen: unknown[] = [];
+      const consumer = start((event) => new Promise<void>((resolve) => (seen.push(event), gates.push(resolve))), { concurrency: 2 }, s.transport);
+      await until(() => gates.length === 2, 'two handlers');
+      h.clock.advance(1001); // past both leases, before the renewal gets to run
+      const stolen = (await t.claim('other', 5000))!;
+      expect(stolen.groupId).toBe('a');
+      for (const open of gates.splice(0)) open();
+      await until(() => gates.length === 1, "b's next message, from the acking call");
+      expect(s.count('ackAndClaimMany')).toBe(1);
+      expect(errors.map((e) => [e.phase, (e.error as Error).name])).toEqual([['ack', 'LeaseLostError']]);
+      expect([consumer.handled, consumer.lost]).toEqual([1, 1]);
+      expect(seen[2]).toEqual({ g: 'b', n: 2 });
+      await t.ack(stolen); // the thief's lease is intact
+      gates[0]!();
+      await until(() => consumer.handled === 2, 'the last ack');
+      expect((await t.inspect()).groups).toEqual([]);
+    });
+
+    it('reports a failed ack-and-claim call (phase ack), which acked nothing: the messages come back once their leases run out', async () => {
+      for (const g of ['a', 'b']) await t.publish(g, { g });
+      let failNext = true;
+      const flaky = new Proxy(t, {
+        get(target, property) {
+          const value = Reflect.get(target, property) as unknown;
+          if (property === 'ackAndClaimMany') {
+            return (...args: unknown[]) => {
+              if (!failNext) return (value as (...a: unknown[]) => unknown).apply(target, args);
+              failNext = false;
+              return Promise.reject(new Error('disk hiccup'));
+            };
+          }
+          return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+        },
+      });
+      const gates: (() => void)[] = [];
+      let runs = 0;
+      const consumer = start(() => new Promise<void>((resolve) => (runs++, gates.push(resolve))), { concurrency: 2, idleMinMs: 100 }, flaky);
+      await until(() => gates.length === 2, 'two handlers');
+      for (const open of gates.splice(0)) open();
+      await until(() => errors.length === 1, 'the reported failure');
+      expect(errors[0]).toMatchObject({ phase: 'ack', error: { message: 'disk hiccup' } });
+      expect([consumer.handled, consumer.active]).toEqual([0, 0]);
+      expect(await states()).toEqual(['leased', 'leased']);
+      // The idle back-off, then the leases' end (stats().nextReadyAt), wake it to claim again.
+      const failedAt = h.clock.now();
+      while (gates.length < 2) {
+        expect(h.clock.now() - failedAt).toBeLessThan(2_000);
+        await until(() => scheduler.pending > 0 || gates.length === 2, 'the idle timer');
+        if (gates.length < 2) await scheduler.advance(100);
+      }
+      expect(runs).toBe(4);
+      for (const open of gates.splice(0)) open();
+      await until(() => consumer.handled === 2, 'two acks');
+      expect((await t.inspect()).groups).toEqual([]);
+    });
+
     it('acks what finishes while stopping with ackMany, claiming nothing', async () => {
       for (const g of ['a', 'b']) await t.publish(g, { g });
       await t.publish('a', { g: 'a', n: 2 });

@@ -196,6 +196,31 @@ export function describeQueueApi(caps: TransportCaps, c: QueueSuiteContext): voi
       expect(result.claimed.map((l) => [l.event, l.attempt])).toEqual([['job', 2]]);
     });
 
+    it('sorts a lease given twice, a copy and a stale lease in input order, as the same objects, and claims all the same', async () => {
+      await t().publishMany(['a1', 'b1', 'c1', 'a2'].map((event) => ({ groupId: event[0]!, event })));
+      const [a, b, cLease] = await t().claimMany('w', 1000, { max: 3 });
+      await t().nack(b!);
+      const copy = { ...cLease! };
+      // Only the first of two leases that fence alike can ack; the other is lost.
+      const result = await t().ackAndClaimMany([cLease!, b!, a!, a!, copy], 'w2', 500, { max: 1000 });
+      expect(result.acked).toEqual([cLease, a]);
+      expect(result.acked[0]).toBe(cLease);
+      expect(result.acked[1]).toBe(a);
+      expect(result.lost).toHaveLength(3);
+      expect(result.lost[0]).toBe(b);
+      expect(result.lost[1]).toBe(a);
+      expect(result.lost[2]).toBe(copy);
+      // a's next message, then the nacked b1 once more: in round-robin order, by the new worker.
+      expect(result.claimed.map((l) => [l.groupId, l.event, l.workerId, l.attempt])).toEqual([
+        ['a', 'a2', 'w2', 1],
+        ['b', 'b1', 'w2', 2],
+      ]);
+      expect(states(await t().inspect())).toEqual([
+        ['a', ['leased']],
+        ['b', ['leased']],
+      ]);
+    });
+
     it('is claimMany when given no leases, and applies the priority floor', async () => {
       await t().publish('low', 'x');
       await t().publish('high', 'y', { priority: 3 });
@@ -209,6 +234,9 @@ export function describeQueueApi(caps: TransportCaps, c: QueueSuiteContext): voi
       const lease = (await t().claim('w', 1000))!;
       for (const [call, kind] of [
         [() => t().ackAndClaimMany([lease], 'w', 1000, { max: 0 }), RangeError],
+        [() => t().ackAndClaimMany([lease], 'w', 1000, { max: 1001 }), RangeError],
+        [() => t().ackAndClaimMany([lease], 'w', 1000, { max: 1.5 }), RangeError],
+        [() => t().ackAndClaimMany([lease], 'w', 1000, { max: 1, minPriority: -1 }), RangeError],
         [() => t().ackAndClaimMany([lease], 'w', 0, { max: 1 }), RangeError],
         [() => t().ackAndClaimMany([lease], '', 1000, { max: 1 }), RangeError],
         [() => t().ackAndClaimMany([lease], 'w', 1000, { max: 1, minPriority: 9 }), RangeError],
