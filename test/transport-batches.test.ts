@@ -5,11 +5,17 @@
  * repeated and forged leases, parks, delays, priority floors and dead-lettering on the way. SqliteTransport
  * answers batches with set-based statements when it can and falls back to the per-claim loop
  * when it cannot; both paths are driven here and must agree with the model step by step.
+ * And, on the in-process backends, ackAndClaimMany's one clock reading, taken before its acks.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AckAndClaimManyResult, Lease } from '../src/transport/contract.js';
-import { transportBackends } from './support/backends.js';
+import { openBetterSqliteDatabase } from '../src/sqlite/better.js';
+import { openWasmDatabase } from '../src/sqlite/wasm.js';
+import { InMemoryTransport } from '../src/transport/memory.js';
+import { SqliteTransport } from '../src/transport/sqlite.js';
+import type { Transport, TransportOptions } from '../src/transport/contract.js';
+import { scratchDir, transportBackends } from './support/backends.js';
 import { type ModelLease, TransportModel } from './support/model.js';
 
 /** The claims of a claimMany, or of an ackAndClaimMany after its acks. */
@@ -42,6 +48,60 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 
 const seed = Number(process.env.FC_SEED ?? 20261130);
 const sqliteBackends = transportBackends.filter((b) => b.name.startsWith('SqliteTransport'));
+
+/** The in-process backends, on a clock of the test's own (the others carry the caller's one reading per call). */
+const clocked: [string, (options: TransportOptions) => Promise<{ t: Transport<string>; dispose: () => void }>][] = [
+  ['InMemoryTransport', async (options) => ({ t: new InMemoryTransport<string>(options), dispose: () => {} })],
+  [
+    'SqliteTransport on sqlite-wasm',
+    async (options) => {
+      const db = await openWasmDatabase();
+      return { t: new SqliteTransport<string>(db, options), dispose: () => db.close() };
+    },
+  ],
+  [
+    'SqliteTransport on better-sqlite3',
+    async (options) => {
+      const scratch = scratchDir();
+      const db = await openBetterSqliteDatabase(`${scratch.dir}/q.db`);
+      return { t: new SqliteTransport<string>(db, options), dispose: () => (db.close(), scratch.remove()) };
+    },
+  ],
+];
+
+describe.each(clocked)('ackAndClaimMany and the clock: %s', (_name, open) => {
+  it('reads the clock once, before its acks: all its leases share that reading, and a clock that throws changes nothing', async () => {
+    let reads = 0;
+    let broken = false;
+    // Each reading is 1 ms later than the last: a second reading would show in the leases.
+    const { t, dispose } = await open({
+      clock: () => {
+        if (broken) throw new Error('the clock broke');
+        return 1_000 + ++reads;
+      },
+    });
+    try {
+      await t.publishMany(['a1', 'b1', 'a2', 'c1'].map((event) => ({ groupId: event[0]!, event })));
+      const leases = await t.claimMany('w', 100, { max: 2 });
+      const before = (await t.inspect()).groups;
+      broken = true;
+      await expect(t.ackAndClaimMany(leases, 'w2', 100, { max: 3 })).rejects.toThrow('the clock broke');
+      broken = false;
+      expect((await t.inspect()).groups).toEqual(before);
+      const from = reads;
+      const result = await t.ackAndClaimMany(leases, 'w2', 100, { max: 3 });
+      expect(reads - from).toBe(1);
+      expect(result.acked).toEqual(leases);
+      expect(result.claimed.map((l) => [l.event, l.expiresAt])).toEqual([
+        ['c1', 1_000 + reads + 100],
+        ['a2', 1_000 + reads + 100],
+      ]);
+    } finally {
+      await t.close();
+      dispose();
+    }
+  });
+});
 
 describe.each(sqliteBackends)('large batches against the model: $name', (backend) => {
   it('ackMany never acks a lease naming a message behind its group head, even with the holder and attempt right', async () => {
