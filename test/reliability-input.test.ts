@@ -42,6 +42,9 @@ const cycle = () => {
   return a;
 };
 
+/** `[item]` with length 2: index 1 is a hole. */
+const holed = <T>(item: T): T[] => Object.assign([item], { length: 2 });
+
 /** [label, call, the error it must get (or null: a documented safe result, checked by `then`)]. */
 const catalogue: [string, (w: World) => Promise<unknown>, Expect | null, ((result: unknown, w: World) => unknown)?][] = [
   ['publish: group id a number', (w) => w.transport.publish(7 as never, 1), TypeError],
@@ -70,6 +73,10 @@ const catalogue: [string, (w: World) => Promise<unknown>, Expect | null, ((resul
   ['ackAndClaimMany: a lease-shaped string among the leases', (w) => w.transport.ackAndClaimMany([w.lease, 'lease' as never], 'w', 10, { max: 1 }), TypeError],
   ['ackAndClaimMany: worker id with a lone surrogate', (w) => w.transport.ackAndClaimMany([w.lease], 'w\uD800', 10, { max: 1 }), RangeError],
   ['ackAndClaimMany: no options', (w) => w.transport.ackAndClaimMany([w.lease], 'w', 10, undefined as never), TypeError],
+  // A hole (an index never set) is no lease: Array.prototype.forEach and map pass over it.
+  ['ackMany: a hole after a lease that holds', (w) => w.transport.ackMany(holed(w.lease)), TypeError],
+  ['ackAndClaimMany: a hole after a lease that holds', (w) => w.transport.ackAndClaimMany(holed(w.lease), 'w', 10, { max: 1 }), TypeError],
+  ['publishMany: a hole after an item', (w) => w.transport.publishMany(holed({ groupId: 'g', event: 1 })), TypeError],
   ['redrive: a negative seq', (w) => w.transport.redrive(-1), RangeError],
   ['store.load: id empty', (w) => w.store.load(''), RangeError],
   ['store.save: no version', (w) => w.store.save({ id: 'exe' } as never), TypeError],
@@ -78,6 +85,9 @@ const catalogue: [string, (w: World) => Promise<unknown>, Expect | null, ((resul
   ['store.commit: timer fireAt NaN', (w) => w.store.commit({ id: 'new', version: 0 }, { timers: [{ action: 'schedule', path: 'p', fireAt: NaN }] }), RangeError],
   ['store.commit: timer action unknown', (w) => w.store.commit({ id: 'new', version: 0 }, { timers: [{ action: 'explode', path: 'p' } as never] }), RangeError],
   ['store.commit: emit target empty', (w) => w.store.commit({ id: 'new', version: 0 }, { emits: [{ targetId: '', event: 1 }] }), RangeError],
+  ['store.commit: a hole after an emit', (w) => w.store.commit({ id: 'new', version: 0 }, { emits: holed({ targetId: 'x', event: 1 }) }), TypeError],
+  ['store.commit: a hole after a timer', (w) => w.store.commit({ id: 'new', version: 0 }, { timers: holed({ action: 'schedule' as const, path: 'p', fireAt: 5 }) }), TypeError],
+  ['store.commit: a hole after a spawn', (w) => w.store.commit({ id: 'new', version: 0 }, { spawns: holed({ childId: 'c', rootPath: 'r', context: {} }) }), TypeError],
   ['store.dueTimers: now -Infinity', (w) => w.store.dueTimers(-Infinity), RangeError],
   ['store.deleteTimer: path a number', (w) => w.store.deleteTimer('exe', 5 as never, 1), TypeError],
   ['store.pendingOutbox: limit 0', (w) => w.store.pendingOutbox(0), RangeError],

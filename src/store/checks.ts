@@ -45,7 +45,10 @@ export function checkStoreOptions(options: unknown): number {
 function checkList(name: string, value: unknown): readonly unknown[] {
   if (value === undefined) return NONE;
   if (!Array.isArray(value)) throw new TypeError(`${name} must be an array, got ${value === null ? 'null' : typeof value}`);
-  return value;
+  // A dense copy: forEach passes over a hole (an index never set), which a store would then meet
+  // midway through its writes (InMemoryStore had written the execution); here it is undefined,
+  // and refused as an element.
+  return Array.from(value as unknown[]);
 }
 
 /** Validates the second argument of `commit`, element by element, naming the offending path. */

@@ -33,7 +33,9 @@ export function checkPublish(groupId: unknown, options: PublishOptions | undefin
 /** Checks a `publishMany` batch whole, before anything is written. */
 export function checkPublishItems<E>(items: unknown): { groupId: string; event: E; args: PublishArgs }[] {
   if (!Array.isArray(items)) throw new TypeError(`items must be an array of { groupId, event, options? }, got ${items === null ? 'null' : typeof items}`);
-  return items.map((item: unknown, i) => {
+  // Array.from, not map: map passes over a hole (an index never set), which would then be
+  // published as nothing (or crash a backend midway); Array.from reads it as undefined, refused.
+  return Array.from(items as unknown[], (item: unknown, i) => {
     checkObject(`items[${i}]`, item);
     const { groupId, event, options } = item as { groupId: unknown; event: E; options?: PublishOptions };
     const args = checkPublish(groupId, options, `items[${i}].`);
@@ -71,7 +73,9 @@ export function checkLease(lease: unknown, name = 'lease'): asserts lease is Lea
 /** Checks an `ackMany` batch whole, before anything is written. */
 export function checkLeases<E>(leases: unknown): asserts leases is readonly Lease<E>[] {
   if (!Array.isArray(leases)) throw new TypeError(`leases must be an array of leases, got ${leases === null ? 'null' : typeof leases}`);
-  leases.forEach((lease, i) => checkLease(lease, `leases[${i}]`));
+  // Every index, not forEach: forEach passes over a hole, which a backend would then meet
+  // midway through its acks (InMemoryTransport had acked the leases before it).
+  for (let i = 0; i < leases.length; i++) checkLease(leases[i], `leases[${i}]`);
 }
 
 export function checkSeq(seq: unknown): asserts seq is number {
