@@ -25,6 +25,7 @@ export default defineConfig({
     command: `npx vite build --logLevel warn --outDir ${outDir} && npx vite preview --outDir ${outDir} --host 127.0.0.1 --port ${port} --strictPort`,
     url: `http://127.0.0.1:${port}`,
     reuseExistingServer: false,
-    timeout: 120_000,
+    // A vite build, then a server start: well under a minute when idle, longer on 2 loaded cores.
+    timeout: 300_000,
   },
 });
