@@ -11,9 +11,13 @@ import type { TransportHarness } from '../conformance/transport.js';
 
 let databases = 0;
 
-/** A database name no earlier test used, so every test starts empty. */
+/**
+ * A database name no earlier test used, so every test starts empty. Test files run side by side
+ * in one origin, each with its own count: a random part keeps two files that ask in the same
+ * millisecond from sharing a database (its Web Lock, channel and OPFS pool).
+ */
 export function freshName(prefix: string): string {
-  return `${prefix}-${Date.now().toString(36)}-${++databases}`;
+  return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}-${++databases}`;
 }
 
 /** Removes what the sahpool VFS of `name` left in OPFS. */
