@@ -92,6 +92,26 @@ describe('SqlTracer', () => {
     expect(ack.groups.after).toEqual([]);
   });
 
+  it('records an ackAndClaimMany as one entry: its acks\' DELETE, then its claims\' UPDATE, at its one clock reading', async () => {
+    const tracer = new SqlTracer();
+    const core = new HostCore(await openWasmDatabase(), { trace: tracer });
+    for (const event of ['a1', 'a2', 'b1']) await core.serve(call('publish', [event[0], event, undefined], 0));
+    const leases = await core.serve(call('claimMany', ['w1', 1_000, { max: 2 }], 0));
+    await core.serve(call('ackAndClaimMany', [leases, 'w2', 1_000, { max: 2 }], 10));
+    const entry = tracer.entries().at(-1)!;
+    expect(entry).toMatchObject({ method: 'ackAndClaimMany', at: 10, error: null });
+    const sql = entry.statements.map((s) => s.sql);
+    const deleted = sql.findIndex((s) => s.includes('DELETE FROM lh_messages'));
+    expect(deleted).toBeGreaterThan(0);
+    expect(sql.findIndex((s) => s.includes('UPDATE OR FAIL lh_groups SET claim_order'))).toBeGreaterThan(deleted);
+    // a's next message is leased by w2 in the same call; b is gone.
+    expect(entry.groups.before.map((g) => [g.group_id, g.holder])).toEqual([
+      ['a', 'w1'],
+      ['b', 'w1'],
+    ]);
+    expect(entry.groups.after).toMatchObject([{ group_id: 'a', holder: 'w2', head_attempt: 1, locked_until: 1_010 }]);
+  });
+
   it('keeps a bounded record and ignores reads and publishes', async () => {
     const tracer = new SqlTracer();
     const core = new HostCore(await openWasmDatabase(), { trace: tracer });
