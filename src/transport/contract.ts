@@ -28,7 +28,13 @@
  * Times are milliseconds read from the backend's injected clock (default `Date.now`).
  */
 
-/** The right to work on one delivery of a message. Pass it back to `ack`, `nack` or `extend`. */
+/**
+ * The right to work on one delivery of a message. Pass it back to `ack`, `nack` or `extend` of
+ * the transport that issued it. A lease carries no queue or database identity: given to another
+ * queue's transport (another named queue of the same database, or another database) it is
+ * refused with `LeaseLostError` — unless that queue holds a message with the same group, seq,
+ * attempt and worker, which it would then act on (each queue numbers its seqs from 1).
+ */
 export interface Lease<E = unknown> {
   /** The message. */
   readonly seq: number;
