@@ -33,6 +33,9 @@ export async function openDemo(page: Page, path = '/'): Promise<void> {
 /** Stops the demo clock (the tests move time with the step buttons only). */
 export async function pause(page: Page): Promise<void> {
   const play = page.getByTestId('play');
+  // The button says whether the clock plays from its first animation frame on, which can come
+  // after the page is ready (late on a loaded machine): read it only once it says.
+  await expect(play).toHaveAttribute('aria-pressed', /^(true|false)$/);
   if ((await play.getAttribute('aria-pressed')) === 'true') await play.click();
   await expect(play).toHaveAttribute('aria-pressed', 'false');
 }
