@@ -5,7 +5,7 @@
  * prints a Markdown table; the counts do not depend on the machine.
  */
 import { startWorkerd } from '../test/support/workerd.js';
-import { encodeValue } from '../src/durable-object/codec.js';
+import { encodeValue } from '../src/remote/codec.js';
 
 const workerd = await startWorkerd();
 let object = 0;

@@ -18,7 +18,9 @@ export type LeaseholdErrorCode =
   | 'STORAGE_BUSY'
   | 'STORAGE_UNAVAILABLE'
   | 'STORAGE_FAILED'
-  | 'DRIVER_MISSING';
+  | 'DRIVER_MISSING'
+  /** A remote host refused the caller's credentials (HTTP 401 or 403): nothing was applied. */
+  | 'ACCESS_DENIED';
 
 /** The base class of every error leasehold raises on purpose. `cause` keeps the original error, if any. */
 export class LeaseholdError extends Error {

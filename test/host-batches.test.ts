@@ -8,7 +8,8 @@ import { HostCore } from '../src/browser/core.js';
 import { ClosedError, LeaseLostError } from '../src/errors.js';
 import type { SqlDatabase } from '../src/sqlite/driver.js';
 import { openWasmDatabase } from '../src/sqlite/wasm.js';
-import { type CallMessage, leaseFences } from '../src/browser/wire.js';
+import type { CallMessage } from '../src/browser/protocol.js';
+import { leaseFences } from '../src/remote/wire.js';
 import type { AckAndClaimManyResult, Lease } from '../src/transport/contract.js';
 
 let ids = 0;

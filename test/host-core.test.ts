@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { HostCore } from '../src/browser/core.js';
 import { openWasmDatabase } from '../src/sqlite/wasm.js';
 import type { AckManyResult, Lease } from '../src/transport/contract.js';
-import type { CallMessage } from '../src/browser/wire.js';
-import { errorFromWire, errorToWire, leaseFences, sameLeases } from '../src/browser/wire.js';
+import type { CallMessage } from '../src/browser/protocol.js';
+import { errorFromWire, errorToWire, leaseFences, sameLeases } from '../src/remote/wire.js';
 import { LeaseLostError, StorageError, StoreConflictError } from '../src/errors.js';
 
 let ids = 0;
@@ -105,8 +105,8 @@ describe('ackMany across the worker boundary', () => {
     const stale = { ...leases[1]!, attempt: 9 };
     const sent = leaseFences([leases[0], stale]) as object[];
     expect(sent).toEqual([
-      { seq: leases[0]!.seq, attempt: 1, workerId: 'w', groupId: 'a' },
-      { seq: leases[1]!.seq, attempt: 9, workerId: 'w', groupId: 'b' },
+      { seq: leases[0]!.seq, attempt: 1, workerId: 'w', groupId: 'a', queue: 'default' },
+      { seq: leases[1]!.seq, attempt: 9, workerId: 'w', groupId: 'b', queue: 'default' },
     ]);
     const answer = structuredClone(await send('ackMany', [structuredClone(sent)])) as AckManyResult;
     const result = sameLeases([leases[0]!, stale], answer);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { HostCore } from '../src/browser/core.js';
 import { SqlTracer } from '../src/browser/trace.js';
-import type { CallMessage } from '../src/browser/wire.js';
+import type { CallMessage } from '../src/browser/protocol.js';
 import { LeaseLostError } from '../src/errors.js';
 import { openWasmDatabase } from '../src/sqlite/wasm.js';
 

@@ -9,9 +9,11 @@ import { checkChanges, checkExecution } from '../store/checks.js';
 import { encodeCommit, encodeStep } from '../store/encode.js';
 import { checkPublish, checkPublishItems } from '../transport/shared.js';
 import { checkId, checkInteger, checkObject, toJson } from '../validate.js';
-import type { HostOptions, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
+import type { CallMessage, HostOptions, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
 import type { SqlTraceEntry } from './trace.js';
-import { type CallMessage, errorFromWire, leaseFences, sameLeases, type Target } from './wire.js';
+import { remoteStore, remoteTransport } from '../remote/client.js';
+import type { Target } from '../remote/methods.js';
+import { errorFromWire, type RemoteCall } from '../remote/wire.js';
 
 export type { OwnerInfo } from './protocol.js';
 export type { SqlGroupRow, SqlTraceEntry, SqlTraceStatement } from './trace.js';
@@ -127,12 +129,12 @@ export async function openBrowserDatabase<E = unknown, X extends Execution = Exe
   }
   return {
     name: options.name,
-    transport: transportProxy<E>(connection, DEFAULT_QUEUE),
+    transport: connection.transport<E>(DEFAULT_QUEUE),
     queue: <Q>(name: string) => {
       checkId('name', name);
-      return transportProxy<Q>(connection, name);
+      return connection.transport<Q>(name);
     },
-    store: storeProxy<X>(connection),
+    store: remoteStore<X>((call) => connection.call(call.target, call.method, call.args)),
     owner: () => connection.call('host', 'owner', []) as Promise<OwnerInfo>,
     onOwnerChange: (listener) => connection.ownerListeners.add(listener),
     sqlTrace: () => connection.call('host', 'sqlTrace', []) as Promise<SqlTraceEntry[]>,
@@ -178,7 +180,13 @@ class Connection {
     return listeners.add(listener);
   }
 
-  call(target: Target, method: string, args: unknown[], queue?: string): Promise<unknown> {
+  /** A transport of queue `name` whose calls go to the host worker as messages (each batch is one message, applied there as one transaction). */
+  transport<Q>(name: string): Transport<Q> & ChangeNotifier {
+    const send = (call: RemoteCall) => this.call(call.target, call.method, call.args, name);
+    return remoteTransport<Q>(send, { subscribe: (listener) => this.onChange(name, listener) });
+  }
+
+  call(target: Target | 'host', method: string, args: unknown[], queue?: string): Promise<unknown> {
     if (this.#closed) return Promise.reject(new ClosedError(target === 'store' ? 'store' : 'transport'));
     const id = `${this.#prefix}-${++this.#next}`;
     let now: number;
@@ -279,65 +287,6 @@ class ListenerSet<A extends unknown[]> {
   }
 }
 
-function transportProxy<E>(connection: Connection, queue: string): Transport<E> & ChangeNotifier {
-  let closed = false;
-  const call = (method: string, args: unknown[]) =>
-    closed ? Promise.reject(new ClosedError('transport')) : connection.call('transport', method, args, queue);
-  // Each batch crosses to the worker as one message and runs there as one transaction.
-  return {
-    publish: (groupId, event, options) => call('publish', [groupId, event, options]) as Promise<number>,
-    publishMany: (items) => call('publishMany', [items]) as Promise<number[]>,
-    claim: (workerId, visibilityMs, options) => call('claim', [workerId, visibilityMs, options]) as never,
-    claimMany: (workerId, visibilityMs, options) => call('claimMany', [workerId, visibilityMs, options]) as never,
-    ack: (lease) => call('ack', [lease]) as Promise<void>,
-    ackMany: async (leases) => sameLeases(leases, (await call('ackMany', [leaseFences(leases)])) as AckManyResult),
-    ackAndClaim: (lease, workerId, visibilityMs, options) => call('ackAndClaim', [lease, workerId, visibilityMs, options]) as never,
-    ackAndClaimMany: async (leases, workerId, visibilityMs, options) => {
-      const answer = (await call('ackAndClaimMany', [leaseFences(leases), workerId, visibilityMs, options])) as AckAndClaimManyResult<E>;
-      return { ...sameLeases(leases, answer), claimed: answer.claimed };
-    },
-    nack: (lease, delayMs) => call('nack', [lease, delayMs]) as Promise<void>,
-    extend: (lease, visibilityMs) => call('extend', [lease, visibilityMs]) as never,
-    inspect: () => call('inspect', []) as never,
-    deadLetters: () => call('deadLetters', []) as never,
-    redrive: (seq) => call('redrive', [seq]) as Promise<number>,
-    stats: () => call('stats', []) as never,
-    cancel: (seq) => call('cancel', [seq]) as Promise<boolean>,
-    onChange: (listener) => connection.onChange(queue, listener),
-    close: async () => {
-      closed = true;
-    },
-  };
-}
-
-function storeProxy<X extends Execution>(connection: Connection): ExecutionStore<X> {
-  let closed = false;
-  const call = (method: string, args: unknown[]) => (closed ? Promise.reject(new ClosedError('store')) : connection.call('store', method, args));
-  // The host bumps the version of its copy; the caller's object must see it too, as in memory.
-  const write = (method: 'save' | 'commit') => async (exe: Execution, changes?: unknown) => {
-    const version = (await call(method, method === 'save' ? [exe] : [exe, changes])) as number;
-    exe.version = version;
-  };
-  return {
-    load: (id) => call('load', [id]) as never,
-    save: write('save'),
-    commit: write('commit'),
-    isProcessed: (executionId, eventId) => call('isProcessed', [executionId, eventId]) as Promise<boolean>,
-    pendingOutbox: (limit) => call('pendingOutbox', [limit]) as never,
-    ackOutbox: (seq) => call('ackOutbox', [seq]) as Promise<void>,
-    pendingSpawns: (limit) => call('pendingSpawns', [limit]) as never,
-    ackSpawn: (seq) => call('ackSpawn', [seq]) as Promise<void>,
-    dueTimers: (now) => call('dueTimers', [now]) as never,
-    deleteTimer: (executionId, path, fireAt) => call('deleteTimer', [executionId, path, fireAt]) as Promise<boolean>,
-    appendTrace: (executionId, entry) => call('appendTrace', [executionId, entry]) as Promise<void>,
-    readTrace: (executionId) => call('readTrace', [executionId]) as never,
-    delete: (executionId) => call('delete', [executionId]) as Promise<void>,
-    close: async () => {
-      closed = true;
-    },
-  };
-}
-
 /** The page's port to the link broker (see broker.ts), or none: then calls take the BroadcastChannel. */
 function startBroker(options: BrowserDatabaseOptions): MessagePort | undefined {
   try {
@@ -351,7 +300,7 @@ function startBroker(options: BrowserDatabaseOptions): MessagePort | undefined {
 }
 
 /** The error the SQL backend gives for arguments that cannot even be cloned to reach it. */
-function explainUnsendable(target: Target, method: string, args: unknown[]): Error | undefined {
+function explainUnsendable(target: Target | 'host', method: string, args: unknown[]): Error | undefined {
   try {
     if (target === 'transport' && method === 'publish') {
       checkPublish(args[0], args[2] as PublishOptions | undefined);

@@ -14,9 +14,9 @@
 import { StorageError } from '../errors.js';
 import { HostCore } from './core.js';
 import { explainStorageFailure, openHostDatabase, type OpenedDatabase } from './opfs.js';
-import type { BrokerToHost, HostOptions, HostToBroker, HostToHost, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
+import type { AnswerMessage, BrokerToHost, CallMessage, HostOptions, HostToBroker, HostToHost, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
 import type { SqlTracer } from './trace.js';
-import { type AnswerMessage, type CallMessage, errorToWire } from './wire.js';
+import { errorToWire } from '../remote/wire.js';
 
 /** How long a page's open waits for an owner to answer before it reports the database stuck. */
 const OPEN_TIMEOUT_MS = 10_000;

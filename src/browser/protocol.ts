@@ -4,7 +4,27 @@
  * Types only.
  * @internal
  */
-import type { AnswerMessage, CallMessage, WireError } from './wire.js';
+import type { Target } from '../remote/methods.js';
+import type { Answer, WireError } from '../remote/wire.js';
+
+/**
+ * A call from a page. `id` is unique per database across tabs and reused when the call is
+ * retried; `now` is the page's clock reading (every lease and park is measured on the page's
+ * clock). Target `'host'` addresses the host worker itself (`owner`, `sqlTrace`).
+ */
+export interface CallMessage {
+  kind: 'call';
+  id: string;
+  target: Target | 'host';
+  method: string;
+  args: unknown[];
+  /** For the transport: the named queue (absent: the default queue). */
+  queue?: string;
+  now: number;
+}
+
+/** The answer to the call `id`. */
+export type AnswerMessage = { kind: 'answer'; id: string } & Answer;
 
 /** How the page asks its host to open a database. */
 export interface HostOptions {

@@ -11,7 +11,8 @@
  * @internal
  */
 import type { SqlDatabase, SqlRow, SqlStatement, SqlValue } from '../sqlite/driver.js';
-import type { CallMessage } from './wire.js';
+import type { CallTracer, HostedCall } from '../remote/host.js';
+import type { TransportMethod } from '../remote/methods.js';
 
 /** One statement as run: its SQL, its bound parameters, and what it returned. */
 export interface SqlTraceStatement {
@@ -53,13 +54,14 @@ export interface SqlTraceEntry {
   error: { name: string; message: string } | null;
 }
 
-const TRACED = new Set(['claim', 'claimMany', 'ack', 'ackMany', 'ackAndClaim', 'ackAndClaimMany', 'nack']);
+/** The calls the SQL panel shows: every form of claim, ack and nack. */
+const TRACED: ReadonlySet<string> = new Set(['claim', 'claimMany', 'ack', 'ackMany', 'ackAndClaim', 'ackAndClaimMany', 'nack'] satisfies TransportMethod[]);
 /** Entries kept: enough to find the last claim and the last ack among a busy batch. */
 const KEEP = 24;
 export const ROWS_SHOWN = 24;
 const LONG = 160;
 
-export class SqlTracer {
+export class SqlTracer implements CallTracer {
   #open: SqlTraceStatement[] | null = null;
   readonly #entries: SqlTraceEntry[] = [];
   #groups: SqlStatement | undefined;
@@ -111,29 +113,27 @@ export class SqlTracer {
 
   /**
    * Runs one call through `apply`, recording it if it is a claim, ack or nack. The backends do
-   * all their SQL synchronously before `apply` returns, so everything recorded is this call's.
+   * all their SQL synchronously inside `apply`, so everything recorded is this call's.
    */
-  around(call: CallMessage, apply: () => Promise<unknown>): Promise<unknown> {
+  around<T>(call: HostedCall, apply: () => T): T {
     if (call.target !== 'transport' || !TRACED.has(call.method) || this.#open) return apply();
     const queue = call.queue ?? 'default';
     const before = this.#readGroups(queue);
     const statements: SqlTraceStatement[] = [];
     const transaction = this.#inTransaction ? 'batch' : 'own';
+    const entry: SqlTraceEntry = { method: call.method, queue, at: call.now, transaction, statements, groups: { before: [], after: [], total: 0 }, error: null };
     this.#open = statements;
-    let outcome: Promise<unknown>;
     try {
-      outcome = apply();
-    } finally {
-      this.#open = null;
-    }
-    const after = this.#readGroups(queue);
-    const entry: SqlTraceEntry = { method: call.method, queue, at: call.now, transaction, statements, groups: shown(before, after), error: null };
-    this.#entries.push(entry);
-    if (this.#entries.length > KEEP) this.#entries.shift();
-    return outcome.catch((error: unknown) => {
+      return apply();
+    } catch (error) {
       entry.error = { name: (error as Error)?.name ?? 'Error', message: (error as Error)?.message ?? String(error) };
       throw error;
-    });
+    } finally {
+      this.#open = null;
+      entry.groups = shown(before, this.#readGroups(queue));
+      this.#entries.push(entry);
+      if (this.#entries.length > KEEP) this.#entries.shift();
+    }
   }
 
   /** The recorded calls, oldest first. */

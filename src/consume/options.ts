@@ -38,7 +38,8 @@ export interface ConsumeConfig<E> {
 }
 
 export const MAX_CONCURRENCY = 1000;
-const TRANSPORT_METHODS = ['claim', 'claimMany', 'ack', 'ackAndClaim', 'ackMany', 'ackAndClaimMany', 'nack', 'extend', 'stats'];
+/** The transport methods consume() calls: checked up front, so a wrong object fails at the call, not mid-run. */
+const TRANSPORT_METHODS = ['claim', 'claimMany', 'ack', 'ackAndClaim', 'ackMany', 'ackAndClaimMany', 'nack', 'extend', 'stats'] as const satisfies readonly (keyof Transport)[];
 
 function checkFunction(name: string, value: unknown): void {
   if (typeof value !== 'function') throw new TypeError(`${name} must be a function, got ${value === null ? 'null' : typeof value}`);

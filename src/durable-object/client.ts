@@ -4,15 +4,15 @@
  * whose every call is one `POST …/call` to the object. Any runtime with `fetch` runs it; change
  * notices also need a WebSocket class (global in browsers and Node ≥ 22; pass `ws`'s on Node 20).
  */
-import { errorFromWire } from '../browser/wire.js';
-import { StorageError } from '../errors.js';
+import { LeaseholdError, StorageError } from '../errors.js';
+import { remoteStore, remoteTransport, type Send } from '../remote/client.js';
+import { encodeValue } from '../remote/codec.js';
+import { errorFromWire, type RemoteCall } from '../remote/wire.js';
 import type { ExecutionStore } from '../store/contract.js';
-import type { ChangeNotifier, Transport } from '../transport/contract.js';
+import { type ChangeNotifier, DEFAULT_QUEUE, type Transport } from '../transport/contract.js';
 import { checkId, checkObject } from '../validate.js';
-import { encodeValue } from './codec.js';
-import { DEFAULT_QUEUE, type ObjectOptions } from './core.js';
+import type { ObjectOptions } from './core.js';
 import type { CallAnswer, CallBody } from './protocol.js';
-import { remoteStore, remoteTransport, type SendCall } from './remote.js';
 import { NoticeSocket, type WebSocketClass } from './socket.js';
 
 /** Options of {@link connectLeasehold}. */
@@ -62,6 +62,8 @@ export interface LeaseholdClient {
  * Calls reject with the backend's own errors (TypeError, RangeError, LeaseLostError,
  * StoreConflictError …). A request that fails on the way rejects with a `StorageError`
  * (`STORAGE_UNAVAILABLE`): the call may or may not have been applied, as with any remote call.
+ * A request refused for its credentials (HTTP 401 or 403: a missing or wrong token) rejects with
+ * a `LeaseholdError` of code `ACCESS_DENIED`, and nothing was applied.
  *
  * @throws TypeError / RangeError for bad options.
  */
@@ -84,19 +86,18 @@ export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClie
 
   /** The last call sent, when calls are ordered: the next one waits for its answer. */
   let tail: Promise<unknown> = Promise.resolve();
-  const sendTo = (queue: string): SendCall => (target, method, args) => {
+  const send: Send = (call) => {
     // Encoded and clocked now, at the call, whenever it goes out.
-    const body: CallBody = { target, method, args: encodeValue(args), client: clientId };
-    if (target === 'transport' && queue !== DEFAULT_QUEUE) body.queue = queue;
+    const body: CallBody = { ...call, args: encodeValue(call.args), client: clientId };
     if (options.testClock) body.now = options.testClock();
     if (options.testOptions) body.options = options.testOptions;
-    if (options.concurrent === true) return post(body, queue);
-    const answer = tail.then(() => post(body, queue));
+    if (options.concurrent === true) return post(body);
+    const answer = tail.then(() => post(body));
     tail = answer.catch(() => undefined);
     return answer;
   };
 
-  const post = async (body: CallBody, queue: string): Promise<unknown> => {
+  const post = async (body: CallBody): Promise<unknown> => {
     const { target, method } = body;
     let text: string;
     let status: number;
@@ -107,6 +108,9 @@ export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClie
     } catch (error) {
       throw new StorageError('STORAGE_UNAVAILABLE', `${target}.${method}: the request to ${root} failed (${(error as Error).message}); it may or may not have been applied`, { cause: error });
     }
+    if (status === 401 || status === 403) {
+      throw new LeaseholdError('ACCESS_DENIED', `${target}.${method}: ${root} refused the request (HTTP ${status}): check the token or credentials in options.headers; nothing was applied`);
+    }
     let answer: CallAnswer;
     try {
       answer = JSON.parse(text) as CallAnswer;
@@ -115,7 +119,7 @@ export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClie
     }
     if (!answer.ok) throw errorFromWire(answer.error);
     // This connection's own changes are not echoed over the socket: raise them here.
-    if (answer.changed) notices.emit(queue);
+    if (answer.changed) notices.emit(body.queue ?? DEFAULT_QUEUE);
     return answer.value;
   };
 
@@ -124,12 +128,12 @@ export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClie
     checkId('name', name);
     let transport = queues.get(name);
     if (!transport) {
-      transport = remoteTransport(sendTo(name), (listener) => notices.add(name, listener)) as Transport & ChangeNotifier;
+      transport = remoteTransport(send, { ...(name === DEFAULT_QUEUE ? {} : { queue: name }), subscribe: (listener) => notices.add(name, listener) });
       queues.set(name, transport);
     }
     return transport;
   };
-  const store = remoteStore(sendTo(DEFAULT_QUEUE));
+  const store = remoteStore(send);
   return {
     transport: queue(DEFAULT_QUEUE),
     queue,

@@ -4,12 +4,12 @@
  * Worker's `fetch`, and RPC wrappers with the exact contracts. Import it from a Worker only (it
  * imports `cloudflare:workers`); outside Workers use `leasehold/durable-object/client`.
  */
-import { errorFromWire } from '../browser/wire.js';
+import { remoteStore, remoteTransport, type Send } from '../remote/client.js';
+import { errorFromWire } from '../remote/wire.js';
 import type { ExecutionStore } from '../store/contract.js';
 import type { Transport } from '../transport/contract.js';
 import type { CallAnswer } from './protocol.js';
 import { checkId } from '../validate.js';
-import { remoteStore, remoteTransport, type SendCall } from './remote.js';
 
 export { fromDurableObjectStorage } from './driver.js';
 export { groupHash, spreadTransport } from './spread.js';
@@ -24,10 +24,9 @@ export interface LeaseholdStub {
   call(target: 'transport' | 'store', method: string, args: unknown[], extra?: { queue?: string }): Promise<CallAnswer>;
 }
 
-const viaStub = (stub: LeaseholdStub, queue?: string): SendCall => {
+const viaStub = (stub: LeaseholdStub): Send => {
   if (typeof stub?.call !== 'function') throw new TypeError('stub must be a LeaseholdObject stub (env.NAMESPACE.get(id))');
-  if (queue !== undefined) checkId('queue', queue);
-  return async (target, method, args) => {
+  return async ({ target, method, args, queue }) => {
     const answer = await stub.call(target, method, args, queue === undefined ? {} : { queue });
     if (!answer.ok) throw errorFromWire(answer.error);
     return answer.value;
@@ -41,7 +40,9 @@ const viaStub = (stub: LeaseholdStub, queue?: string): SendCall => {
  * @throws TypeError when `stub` is not a leasehold object's stub; TypeError / RangeError for a bad queue name.
  */
 export function objectTransport<E = unknown>(stub: LeaseholdStub, queue?: string): Transport<E> {
-  return remoteTransport<E>(viaStub(stub, queue)) as Transport<E>;
+  const send = viaStub(stub);
+  if (queue !== undefined) checkId('queue', queue);
+  return remoteTransport<E>(send, queue === undefined ? {} : { queue });
 }
 
 /** The object's execution store over Workers RPC (see {@link objectTransport}). */

@@ -13,15 +13,16 @@
  * own relay) at once, with no polling. The store stays passive (it never fires a timer itself).
  */
 import { DurableObject } from 'cloudflare:workers';
-import { errorFromWire, errorToWire } from '../browser/wire.js';
+import { decodeValue } from '../remote/codec.js';
+import { SqlHost } from '../remote/host.js';
+import { METHODS, type StoreMethod, type Target, type TransportMethod } from '../remote/methods.js';
+import { errorFromWire, errorToWire } from '../remote/wire.js';
 import type { CommitChanges, Execution, ExecutionStore } from '../store/contract.js';
 import type { Transport } from '../transport/contract.js';
 import type { SqlDatabase } from '../sqlite/driver.js';
-import { decodeValue } from './codec.js';
-import { checkObjectOptions, DEFAULT_QUEUE, ObjectCore, type ObjectOptions } from './core.js';
+import { checkObjectOptions, type ObjectOptions, sameOptions } from './core.js';
 import { ANY_QUEUE, type CallAnswer, type CallBody } from './protocol.js';
 import { fromDurableObjectStorage } from './driver.js';
-import { METHODS, type Target } from './methods.js';
 import type { DurableObjectStateLike, WebSocketLike } from './types.js';
 
 /** Bindings a leasehold object reads. All optional. */
@@ -48,14 +49,11 @@ export interface LeaseholdEnv {
  */
 export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends DurableObject<Env> {
   readonly #db: SqlDatabase & { readonly rowsWritten: number };
-  readonly #core: ObjectCore;
+  #host: SqlHost;
+  #hostOptions: ObjectOptions;
   readonly #testHooks: boolean;
   /** The clock reading a test call carried; null while the object runs on real time. */
   #manualNow: number | null = null;
-  /** Set by the transports' change listeners: the queue that changed during the call. */
-  #changed: string | null = null;
-  /** The connection whose call is being served, so its socket is not sent its own notice. */
-  #caller: string | undefined;
   /** When the alarm is set for (wall time), as far as this instance knows. */
   #alarmAt: number | null | undefined;
 
@@ -63,10 +61,8 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
     super(ctx, env);
     this.#testHooks = env?.LEASEHOLD_TEST_HOOKS === 'on';
     this.#db = fromDurableObjectStorage(ctx.storage);
-    const clock = () => this.#manualNow ?? Date.now();
-    this.#core = new ObjectCore(this.#db, clock, checkObjectOptions(this.options()), (queue) => {
-      this.#changed = queue;
-    });
+    this.#hostOptions = checkObjectOptions(this.options());
+    this.#host = new SqlHost(this.#db, this.#hostOptions);
   }
 
   /** The object's options; the default reads the `LEASEHOLD_*` bindings. Override to set them in code. */
@@ -90,29 +86,31 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
     try {
       if (extra.now !== undefined || extra.options !== undefined) {
         if (!this.#testHooks) throw new TypeError('now and options are test hooks; this object was not started with LEASEHOLD_TEST_HOOKS = "on"');
-        if (extra.options !== undefined) this.#core.configure(checkObjectOptions(extra.options));
+        if (extra.options !== undefined) this.#configure(checkObjectOptions(extra.options));
         if (extra.now !== undefined) {
           if (typeof extra.now !== 'number' || !Number.isFinite(extra.now)) throw new TypeError('now must be a finite number');
           this.#manualNow = extra.now;
         }
       }
-      const decoded = extra.encoded ? decodeValue(args) : args;
-      this.#changed = null;
-      this.#caller = extra.client;
+      const decoded = (extra.encoded ? decodeValue(args) : args) as unknown[];
       const rowsBefore = this.#db.rowsWritten;
-      const value = await this.#core.serve(target, method, decoded, extra.queue ?? DEFAULT_QUEUE);
-      // The transport raises its notice on a microtask after the call: let it run first.
-      await Promise.resolve();
-      const changed = this.#changed !== null;
-      if (this.#changed !== null) this.#broadcast(this.#changed);
+      const settled = this.#host.apply({ target, method, args: decoded, now: this.#manualNow ?? Date.now(), ...(extra.queue === undefined ? {} : { queue: extra.queue }) });
+      if (!settled.ok) throw settled.error;
+      if (settled.changed !== null) this.#broadcast(settled.changed, extra.client);
       const rowsWritten = this.#db.rowsWritten - rowsBefore;
       await this.#armAlarm();
-      return value === undefined ? { ok: true, changed, rowsWritten } : { ok: true, value, changed, rowsWritten };
+      const changed = settled.changed !== null;
+      return settled.value === undefined ? { ok: true, changed, rowsWritten } : { ok: true, value: settled.value, changed, rowsWritten };
     } catch (error) {
       return { ok: false, error: errorToWire(error) };
-    } finally {
-      this.#caller = undefined;
     }
+  }
+
+  /** Rebuilds the backends when a test call brings other options. */
+  #configure(options: ObjectOptions): void {
+    if (sameOptions(options, this.#hostOptions)) return;
+    this.#hostOptions = options;
+    this.#host = new SqlHost(this.#db, options);
   }
 
   /** HTTP: `POST …/call` (JSON {@link CallBody}) and `GET …/changes` (WebSocket upgrade); the last path segment decides. */
@@ -145,7 +143,7 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
   /** Wakes subscribers (a lease or park ran out, or a timer came due) and re-arms. */
   async alarm(): Promise<void> {
     this.#alarmAt = null;
-    this.#broadcast(ANY_QUEUE, true);
+    this.#broadcast(ANY_QUEUE);
     await this.#armAlarm();
   }
 
@@ -160,9 +158,9 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
     }
   }
 
-  /** Sends `{"changed": queue}` to every socket (but the caller's, unless `everyone`). */
-  #broadcast(queue: string, everyone = false): void {
-    const skip = !everyone && this.#caller ? new Set(this.ctx.getWebSockets(`client:${this.#caller}`)) : undefined;
+  /** Sends `{"changed": queue}` to every socket but those of connection `caller`, which learns of its own changes from its answer. */
+  #broadcast(queue: string, caller?: string): void {
+    const skip = caller ? new Set(this.ctx.getWebSockets(`client:${caller}`)) : undefined;
     const notice = JSON.stringify({ changed: queue });
     for (const socket of this.ctx.getWebSockets()) {
       if (skip?.has(socket)) continue;
@@ -182,7 +180,7 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
     if (this.#manualNow !== null) return;
     const storage = this.ctx.storage;
     if (this.#alarmAt === undefined) this.#alarmAt = await storage.getAlarm();
-    const next = this.#core.nextDeadline(Date.now());
+    const next = this.#host.nextDeadline(Date.now());
     if (next === this.#alarmAt) return;
     // An earlier alarm than needed is harmless (it re-arms); a missing one would strand timers.
     if (next === null) {
@@ -196,19 +194,19 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
   }
 }
 
-/** A contract's methods as RPC methods: `close` stays with the caller, notices go over WebSocket. */
-type Remote<T> = { [K in keyof T as K extends 'close' | 'onChange' ? never : K]: T[K] };
+/** The RPC surface: every method of the method table, as the contracts type it. */
+type RpcMethods = Pick<Transport, TransportMethod> & Pick<ExecutionStore, Exclude<StoreMethod, 'save' | 'commit'>>;
 
 /** The RPC surface: every forwarded method, as the class's own (installed below). */
-export interface LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Remote<Transport>, Omit<Remote<ExecutionStore>, 'save' | 'commit'> {
+export interface LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends RpcMethods {
   /** `ExecutionStore.save`, resolving the new version. */
   save(exe: Execution): Promise<number>;
   /** `ExecutionStore.commit`, resolving the new version. */
   commit(exe: Execution, changes?: CommitChanges): Promise<number>;
 }
 
-for (const [target, names] of Object.entries(METHODS) as [Target, readonly string[]][]) {
-  for (const name of names) {
+for (const [target, table] of Object.entries(METHODS) as [Target, object][]) {
+  for (const name of Object.keys(table)) {
     if (name in LeaseholdObject.prototype) throw new Error(`leasehold: ${target}.${name} clashes with another forwarded method`);
     Object.defineProperty(LeaseholdObject.prototype, name, {
       configurable: true,

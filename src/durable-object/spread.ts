@@ -66,7 +66,7 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
   const localLease = (lease: Lease<E>): Lease<E> | null => (lease.seq % n === indexOf(lease.groupId) ? inLease(lease) : null);
   /** Checks `lease` and routes `use` to its part; a lease that cannot be of that part is lost. */
   const withLease = async <T>(lease: Lease<E>, use: (part: Transport<E>, local: Lease<E>) => Promise<T>): Promise<T> => {
-    checkLease(lease);
+    checkLease(lease, null);
     const local = localLease(lease);
     if (!local) throw new LeaseLostError(lease.seq, lease.attempt, lease.groupId);
     return use(partOf(lease.groupId), local);
@@ -121,7 +121,7 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
       await withLease(lease, (part, local) => part.ack(local));
     },
     async ackMany(leases: readonly Lease<E>[]): Promise<AckManyResult<E>> {
-      checkLeases<E>(leases);
+      checkLeases<E>(leases, null);
       const local = leases.map(localLease);
       const done = new Set<number>(); // positions acked
       const byPart = new Map<number, number[]>();
@@ -136,13 +136,13 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
       return { acked: leases.filter((_, i) => done.has(i)), lost: leases.filter((_, i) => !done.has(i)) };
     },
     async ackAndClaimMany(leases: readonly Lease<E>[], workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<AckAndClaimManyResult<E>> {
-      checkLeases<E>(leases);
+      checkLeases<E>(leases, null);
       checkClaimMany(workerId, visibilityMs, options);
       const done = await transport.ackMany(leases);
       return { ...done, claimed: await transport.claimMany(workerId, visibilityMs, options) };
     },
     async ackAndClaim(lease: Lease<E>, workerId: string, visibilityMs: number, options?: ClaimOptions) {
-      checkLease(lease);
+      checkLease(lease, null);
       checkClaim(workerId, visibilityMs, options);
       // One step in the lease's own object; the other objects are asked only if it has nothing.
       const next = await withLease(lease, async (part, local) => outLease(await part.ackAndClaim(local, workerId, visibilityMs, options), indexOf(lease.groupId)));

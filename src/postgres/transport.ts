@@ -191,7 +191,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const rows = await this.#db.query<LeaseRow>(`SELECT * FROM ${this.#fn('lh_claim', 7)}`, [
       q.id, q.claims, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts,
     ]);
-    return rows[0] ? leaseOf<E>(rows[0], workerId) : null;
+    return rows[0] ? leaseOf<E>(rows[0], workerId, this.#queueName) : null;
   }
 
   async claimMany(workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<Lease<E>[]> {
@@ -202,11 +202,11 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const rows = await this.#db.query<LeaseRow>(`SELECT * FROM ${this.#fn('lh_claim_many', 8)}`, [
       q.id, q.claims, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, max,
     ]);
-    return rows.map((row) => leaseOf<E>(row, workerId));
+    return rows.map((row) => leaseOf<E>(row, workerId, this.#queueName));
   }
 
   async ack(lease: Lease<E>): Promise<void> {
-    checkLease(lease);
+    checkLease(lease, this.#queueName);
     this.#ensureOpen();
     const q = await this.#open();
     const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_ack', 6)} AS ok`, [q.id, ...heldBy(lease), this.#inline(q)]);
@@ -215,7 +215,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   async ackMany(leases: readonly Lease<E>[]): Promise<AckManyResult<E>> {
-    checkLeases<E>(leases);
+    checkLeases<E>(leases, this.#queueName);
     this.#ensureOpen();
     if (leases.length === 0) return { acked: [], lost: [] };
     const q = await this.#open();
@@ -226,7 +226,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   async ackAndClaimMany(leases: readonly Lease<E>[], workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<AckAndClaimManyResult<E>> {
-    checkLeases<E>(leases);
+    checkLeases<E>(leases, this.#queueName);
     const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
     this.#ensureOpen();
     const now = this.#now();
@@ -235,13 +235,13 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const [acks, ...claimed] = await this.#db.query<LeaseRow & { o_done: string }>(`SELECT * FROM ${this.#fn('lh_ack_claim_many', 10)}`, [
       q.id, q.claims, JSON.stringify(leases.map(heldBy)), encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, max, this.#inline(q),
     ]);
-    const result = { ...sortAcks(leases, acks!.o_done), claimed: claimed.map((row) => leaseOf<E>(row, workerId)) };
+    const result = { ...sortAcks(leases, acks!.o_done), claimed: claimed.map((row) => leaseOf<E>(row, workerId, this.#queueName)) };
     if (result.acked.length > 0) this.#changed(q);
     return result;
   }
 
   async ackAndClaim(lease: Lease<E>, workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
-    checkLease(lease);
+    checkLease(lease, this.#queueName);
     const minPriority = checkClaim(workerId, visibilityMs, options);
     this.#ensureOpen();
     const now = this.#now();
@@ -252,11 +252,11 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     ]);
     if (rows[0]?.o_lost) throw lost(lease);
     this.#changed(q);
-    return rows[0] ? leaseOf<E>(rows[0], workerId) : null;
+    return rows[0] ? leaseOf<E>(rows[0], workerId, this.#queueName) : null;
   }
 
   async nack(lease: Lease<E>, delayMs = 0): Promise<void> {
-    checkLease(lease);
+    checkLease(lease, this.#queueName);
     checkDuration('delayMs', delayMs, false);
     this.#ensureOpen();
     const now = this.#now();
@@ -267,14 +267,14 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   async extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>> {
-    checkLease(lease);
+    checkLease(lease, this.#queueName);
     checkDuration('visibilityMs', visibilityMs, true);
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
     const [row] = await this.#db.query<{ until: number | null }>(`SELECT ${this.#fn('lh_extend', 7)} AS until`, [q.id, ...heldBy(lease), visibilityMs, now]);
     if (row!.until === null) throw lost(lease);
-    return { ...lease, expiresAt: row!.until };
+    return { ...lease, expiresAt: row!.until, queue: this.#queueName };
   }
 
   async stats(): Promise<TransportStats> {
@@ -409,6 +409,6 @@ function lost(lease: Lease<unknown>): LeaseLostError {
   return new LeaseLostError(lease.seq, lease.attempt, lease.groupId);
 }
 
-function leaseOf<E>(row: LeaseRow, workerId: string): Lease<E> {
-  return { seq: Number(row.o_seq), groupId: decodeId(row.o_group), event: JSON.parse(row.o_event) as E, workerId, attempt: row.o_attempt, expiresAt: row.o_expires };
+function leaseOf<E>(row: LeaseRow, workerId: string, queue: string): Lease<E> {
+  return { seq: Number(row.o_seq), groupId: decodeId(row.o_group), event: JSON.parse(row.o_event) as E, workerId, attempt: row.o_attempt, expiresAt: row.o_expires, queue };
 }

@@ -32,10 +32,11 @@ export interface Config<X extends Execution> {
   onUntargeted: ((event: unknown) => void | Promise<void>) | undefined;
 }
 
-const STORE_METHODS = ['load', 'save', 'commit', 'isProcessed', 'pendingOutbox', 'ackOutbox', 'pendingSpawns', 'ackSpawn', 'dueTimers', 'deleteTimer', 'appendTrace'];
-const TRANSPORT_METHODS = ['publish', 'claim', 'ack', 'nack', 'extend'];
+/** The methods the runtime calls, checked up front (names of the contracts, so a renamed method is a compile error). */
+const STORE_METHODS = ['load', 'save', 'commit', 'isProcessed', 'pendingOutbox', 'ackOutbox', 'pendingSpawns', 'ackSpawn', 'dueTimers', 'deleteTimer', 'appendTrace'] as const satisfies readonly (keyof ExecutionStore)[];
+const TRANSPORT_METHODS = ['publish', 'claim', 'ack', 'nack', 'extend'] as const satisfies readonly (keyof Transport)[];
 
-function checkMethods(name: string, value: unknown, methods: string[]): void {
+function checkMethods(name: string, value: unknown, methods: readonly string[]): void {
   checkObject(name, value);
   for (const method of methods) {
     if (typeof value[method] !== 'function') throw new TypeError(`${name} must implement ${method}()`);

@@ -8,6 +8,7 @@ import { migrate } from '../sqlite/schema.js';
 import { checkId, checkObject, checkTime } from '../validate.js';
 import { checkChanges, checkExecution, checkLimit, checkSeq, checkStoreOptions } from './checks.js';
 import { type EncodedCommit, type EncodedStep, encodeCommit, encodeStep } from './encode.js';
+import { inTransaction, type Operation, operation, type OperationsOf, outsideTransaction, unchanged } from '../sqlite/operation.js';
 import type {
   CommitChanges,
   DueTimer,
@@ -20,6 +21,17 @@ import type {
 } from './contract.js';
 
 const ALL = -1; // SQLite's LIMIT -1: no limit
+
+/** The store's operations: as the contract, but `save` and `commit` answer the new version (the caller's object is not at hand). */
+type StoreOperations<X extends Execution> = Omit<OperationsOf<ExecutionStore<X>, 'close'>, 'save' | 'commit'> & {
+  save(exe: X): Operation<number>;
+  commit(exe: X, changes?: CommitChanges): Operation<number>;
+};
+
+/** The store never reads a clock: its times come in as arguments. */
+const noClock = (): number => {
+  throw new Error('leasehold: the execution store reads no clock');
+};
 
 /**
  * An {@link ExecutionStore} in SQLite tables (`lh_executions`, `lh_outbox`, `lh_processed`,
@@ -42,9 +54,8 @@ const ALL = -1; // SQLite's LIMIT -1: no limit
  *
  * Storage failures reject with a `StorageError` (the transaction rolled back).
  *
- * Each changing call runs at most one transaction, and its body returns the call's result (for
- * `commit`/`save`, the new version): the browser host journals that value in the same transaction,
- * so a call retried after its answer was lost is answered from the journal, never applied twice.
+ * Every method is an operation (see `sqlite/operation.ts`) that a host can run inside its own
+ * transaction next to its own writes; `save` and `commit` then answer the new version.
  *
  * @throws TypeError / RangeError from the constructor for a bad `db` or `traceMax`;
  *   `StorageError` if the schema cannot be created.
@@ -63,14 +74,10 @@ export class SqliteStore<X extends Execution = Execution> implements ExecutionSt
     this.#sql = prepareStatements(db);
   }
 
+  // The contract's methods: each runs its operation as a call of its own (see #run); a host runs
+  // the same operations inside its own transaction (see [operation]).
   async load(id: string): Promise<X | undefined> {
-    this.#ensureOpen();
-    checkId('id', id);
-    const row = this.#sql.load.get<{ version: number; body: string }>(id);
-    if (row === undefined) return undefined;
-    const exe = JSON.parse(row.body) as X;
-    exe.version = row.version;
-    return exe;
+    return this.#run(this.#operations.load(id));
   }
 
   async save(exe: X): Promise<void> {
@@ -78,93 +85,171 @@ export class SqliteStore<X extends Execution = Execution> implements ExecutionSt
   }
 
   async commit(exe: X, changes?: CommitChanges): Promise<void> {
-    this.#ensureOpen();
-    checkExecution(exe);
-    const encoded = encodeCommit(exe, checkChanges(changes));
-    exe.version = this.#db.transaction(() => this.#write(encoded, exe.version));
+    // The caller's object gets its new version only once the transaction committed.
+    exe.version = this.#run(this.#operations.commit(exe, changes));
   }
 
   async isProcessed(executionId: string, eventId: string): Promise<boolean> {
-    this.#ensureOpen();
-    checkId('executionId', executionId);
-    checkId('eventId', eventId);
-    return this.#sql.isProcessed.get(executionId, eventId) !== undefined;
+    return this.#run(this.#operations.isProcessed(executionId, eventId));
   }
 
   async pendingOutbox(limit?: number): Promise<OutboxEntry[]> {
-    this.#ensureOpen();
-    checkLimit(limit);
-    return this.#sql.readOutbox
-      .all<{ seq: number; target_id: string | null; event: string }>(limit ?? ALL)
-      .map((row) => ({ seq: row.seq, targetId: row.target_id, event: JSON.parse(row.event) as unknown }));
+    return this.#run(this.#operations.pendingOutbox(limit));
   }
 
   async ackOutbox(seq: number): Promise<void> {
-    this.#ensureOpen();
-    checkSeq(seq);
-    this.#db.transaction(() => void this.#sql.ackOutbox.run(seq));
+    return this.#run(this.#operations.ackOutbox(seq));
   }
 
   async pendingSpawns(limit?: number): Promise<SpawnEntry[]> {
-    this.#ensureOpen();
-    checkLimit(limit);
-    return this.#sql.readSpawns
-      .all<{ seq: number; parent_id: string; child_id: string; root_path: string; context: string }>(limit ?? ALL)
-      .map((row) => ({
-        seq: row.seq,
-        parentId: row.parent_id,
-        childId: row.child_id,
-        rootPath: row.root_path,
-        context: JSON.parse(row.context) as Record<string, unknown>,
-      }));
+    return this.#run(this.#operations.pendingSpawns(limit));
   }
 
   async ackSpawn(seq: number): Promise<void> {
-    this.#ensureOpen();
-    checkSeq(seq);
-    this.#db.transaction(() => void this.#sql.ackSpawn.run(seq));
+    return this.#run(this.#operations.ackSpawn(seq));
   }
 
   async dueTimers(now: number): Promise<DueTimer[]> {
-    this.#ensureOpen();
-    checkTime('now', now);
-    return this.#sql.dueTimers
-      .all<{ execution_id: string; path: string; fire_at: number }>(now)
-      .map((row) => ({ executionId: row.execution_id, path: row.path, fireAt: row.fire_at }));
+    return this.#run(this.#operations.dueTimers(now));
   }
 
   async deleteTimer(executionId: string, path: string, fireAt: number): Promise<boolean> {
-    this.#ensureOpen();
-    checkId('executionId', executionId);
-    checkId('path', path);
-    checkTime('fireAt', fireAt);
-    return this.#db.transaction(() => this.#sql.deleteTimerAt.run(executionId, path, fireAt) > 0);
+    return this.#run(this.#operations.deleteTimer(executionId, path, fireAt));
   }
 
   async appendTrace(executionId: string, entry: object): Promise<void> {
-    this.#ensureOpen();
-    checkId('executionId', executionId);
-    checkObject('entry', entry);
-    const step = encodeStep('entry', entry);
-    this.#db.transaction(() => this.#record(executionId, step));
+    return this.#run(this.#operations.appendTrace(executionId, entry));
   }
 
   async readTrace(executionId: string): Promise<TraceStep[]> {
-    this.#ensureOpen();
-    checkId('executionId', executionId);
-    return this.#sql.readTrace.all<{ step: string }>(executionId).map((row) => JSON.parse(row.step) as TraceStep);
+    return this.#run(this.#operations.readTrace(executionId));
   }
 
   async delete(executionId: string): Promise<void> {
-    this.#ensureOpen();
-    checkId('executionId', executionId);
-    const sql = this.#sql;
-    this.#db.transaction(() => {
-      for (const statement of [sql.deleteExecution, sql.deleteMarks, sql.deleteTimers, sql.deleteTrace, sql.deleteCursor]) {
-        statement.run(executionId);
-      }
-    });
+    return this.#run(this.#operations.delete(executionId));
   }
+
+  /**
+   * @internal The operation of contract method `method` (see sqlite/operation.ts), for a host to
+   * run in its own transaction. `save` and `commit` answer the new version and leave the
+   * caller's object alone: the host's copy is not the caller's.
+   */
+  [operation](method: string, args: readonly unknown[]): Operation {
+    if (!Object.hasOwn(this.#operations, method)) throw new TypeError(`store.${method} is not a method of the contract`);
+    const make = this.#operations[method as keyof StoreOperations<X>] as (...args: unknown[]) => Operation;
+    return make(...args);
+  }
+
+  #run<T>(op: Operation<T>): T {
+    const outcome = op.transaction ? this.#db.transaction(() => op.run(noClock)) : op.run(noClock);
+    return outcome.value;
+  }
+
+  /** The bodies of the contract's methods: each factory checks that the store is open, then its arguments. */
+  readonly #operations: StoreOperations<X> = {
+    load: (id) => {
+      this.#ensureOpen();
+      checkId('id', id);
+      return outsideTransaction(() => {
+        const row = this.#sql.load.get<{ version: number; body: string }>(id);
+        if (row === undefined) return unchanged(undefined);
+        const exe = JSON.parse(row.body) as X;
+        exe.version = row.version;
+        return unchanged(exe);
+      });
+    },
+    save: (exe) => this.#operations.commit(exe),
+    commit: (exe, changes) => {
+      this.#ensureOpen();
+      checkExecution(exe);
+      const encoded = encodeCommit(exe, checkChanges(changes));
+      const expected = exe.version;
+      return inTransaction(() => unchanged(this.#write(encoded, expected)));
+    },
+    isProcessed: (executionId, eventId) => {
+      this.#ensureOpen();
+      checkId('executionId', executionId);
+      checkId('eventId', eventId);
+      return outsideTransaction(() => unchanged(this.#sql.isProcessed.get(executionId, eventId) !== undefined));
+    },
+    pendingOutbox: (limit) => {
+      this.#ensureOpen();
+      checkLimit(limit);
+      return outsideTransaction(() =>
+        unchanged(
+          this.#sql.readOutbox
+            .all<{ seq: number; target_id: string | null; event: string }>(limit ?? ALL)
+            .map((row): OutboxEntry => ({ seq: row.seq, targetId: row.target_id, event: JSON.parse(row.event) as unknown })),
+        ),
+      );
+    },
+    ackOutbox: (seq) => {
+      this.#ensureOpen();
+      checkSeq(seq);
+      return inTransaction(() => unchanged(void this.#sql.ackOutbox.run(seq)));
+    },
+    pendingSpawns: (limit) => {
+      this.#ensureOpen();
+      checkLimit(limit);
+      return outsideTransaction(() =>
+        unchanged(
+          this.#sql.readSpawns
+            .all<{ seq: number; parent_id: string; child_id: string; root_path: string; context: string }>(limit ?? ALL)
+            .map((row): SpawnEntry => ({
+              seq: row.seq,
+              parentId: row.parent_id,
+              childId: row.child_id,
+              rootPath: row.root_path,
+              context: JSON.parse(row.context) as Record<string, unknown>,
+            })),
+        ),
+      );
+    },
+    ackSpawn: (seq) => {
+      this.#ensureOpen();
+      checkSeq(seq);
+      return inTransaction(() => unchanged(void this.#sql.ackSpawn.run(seq)));
+    },
+    dueTimers: (now) => {
+      this.#ensureOpen();
+      checkTime('now', now);
+      return outsideTransaction(() =>
+        unchanged(
+          this.#sql.dueTimers
+            .all<{ execution_id: string; path: string; fire_at: number }>(now)
+            .map((row): DueTimer => ({ executionId: row.execution_id, path: row.path, fireAt: row.fire_at })),
+        ),
+      );
+    },
+    deleteTimer: (executionId, path, fireAt) => {
+      this.#ensureOpen();
+      checkId('executionId', executionId);
+      checkId('path', path);
+      checkTime('fireAt', fireAt);
+      return inTransaction(() => unchanged(this.#sql.deleteTimerAt.run(executionId, path, fireAt) > 0));
+    },
+    appendTrace: (executionId, entry) => {
+      this.#ensureOpen();
+      checkId('executionId', executionId);
+      checkObject('entry', entry);
+      const step = encodeStep('entry', entry);
+      return inTransaction(() => unchanged(this.#record(executionId, step)));
+    },
+    readTrace: (executionId) => {
+      this.#ensureOpen();
+      checkId('executionId', executionId);
+      return outsideTransaction(() => unchanged(this.#sql.readTrace.all<{ step: string }>(executionId).map((row) => JSON.parse(row.step) as TraceStep)));
+    },
+    delete: (executionId) => {
+      this.#ensureOpen();
+      checkId('executionId', executionId);
+      return inTransaction(() => {
+        const sql = this.#sql;
+        for (const statement of [sql.deleteExecution, sql.deleteMarks, sql.deleteTimers, sql.deleteTrace, sql.deleteCursor]) statement.run(executionId);
+        return unchanged(undefined);
+      });
+    },
+  };
 
   async close(): Promise<void> {
     this.#closed = true;

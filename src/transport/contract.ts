@@ -30,10 +30,10 @@
 
 /**
  * The right to work on one delivery of a message. Pass it back to `ack`, `nack` or `extend` of
- * the transport that issued it. A lease carries no queue or database identity: given to another
- * queue's transport (another named queue of the same database, or another database) it is
- * refused with `LeaseLostError` — unless that queue holds a message with the same group, seq,
- * attempt and worker, which it would then act on (each queue numbers its seqs from 1).
+ * the transport that issued it. A lease names its queue: given to the transport of another named
+ * queue (of the same database or not), it is refused with a `RangeError` and nothing changes.
+ * It carries no database identity: two databases each with a queue of the same name cannot tell
+ * each other's leases apart (each numbers its seqs from 1), so keep leases with their transport.
  */
 export interface Lease<E = unknown> {
   /** The message. */
@@ -48,6 +48,12 @@ export interface Lease<E = unknown> {
   readonly attempt: number;
   /** When the lease runs out, by the backend's clock. */
   readonly expiresAt: number;
+  /**
+   * The name of the queue that issued it (`'default'` unless named). Every transport sets it and
+   * refuses a lease of another queue. Optional in the type so a lease written by hand (a test's,
+   * say) without it is still taken as the receiving queue's.
+   */
+  readonly queue?: string;
 }
 
 /** Options of {@link Transport.publish}. */

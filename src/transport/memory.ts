@@ -85,6 +85,8 @@ const byExpiry = <E>(a: Group<E>, b: Group<E>): boolean => a.lockedUntil < b.loc
  */
 export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotifier {
   readonly #clock: () => number;
+  /** The queue's name (`options.queue`), which its leases carry. */
+  readonly #queueName: string;
   readonly #maxAttempts: number;
   readonly #groups = new Map<string, Group<E>>();
   /** Free groups (head not leased or parked, or its lock ran out), one heap per priority. */
@@ -103,7 +105,8 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
    * @throws TypeError / RangeError for a bad option.
    */
   constructor(options?: TransportOptions) {
-    const { clock, maxAttempts } = checkTransportOptions(options);
+    const { clock, maxAttempts, queue } = checkTransportOptions(options);
+    this.#queueName = queue;
     this.#clock = clock;
     this.#maxAttempts = maxAttempts;
   }
@@ -162,7 +165,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   async ackMany(leases: readonly Lease<E>[]): Promise<AckManyResult<E>> {
-    checkLeases<E>(leases);
+    checkLeases<E>(leases, this.#queueName);
     this.#ensureOpen();
     return this.#ackMany(leases, { acked: [], lost: [] });
   }
@@ -179,7 +182,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   async ackAndClaimMany(leases: readonly Lease<E>[], workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<AckAndClaimManyResult<E>> {
-    checkLeases<E>(leases);
+    checkLeases<E>(leases, this.#queueName);
     const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
     this.#ensureOpen();
     const now = readClock(this.#clock); // before the acks: a clock that throws must change nothing
@@ -228,7 +231,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   async nack(lease: Lease<E>, delayMs = 0): Promise<void> {
-    checkLease(lease);
+    checkLease(lease, this.#queueName);
     checkDuration('delayMs', delayMs, false);
     const message = this.#held(lease);
     const group = this.#groups.get(message.groupId)!;
@@ -244,7 +247,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   async extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>> {
-    checkLease(lease);
+    checkLease(lease, this.#queueName);
     checkDuration('visibilityMs', visibilityMs, true);
     const message = this.#held(lease);
     message.expiry = readClock(this.#clock) + visibilityMs;
@@ -376,7 +379,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
    * the group's head is the one place to look (no index by seq: one Map entry less per message).
    */
   #held(lease: Lease<E>): Message<E> {
-    checkLease(lease);
+    checkLease(lease, this.#queueName);
     this.#ensureOpen();
     const message = this.#holding(lease);
     if (!message) throw new LeaseLostError(lease.seq, lease.attempt, lease.groupId);
@@ -399,6 +402,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       workerId: message.holder!,
       attempt: message.attempt,
       expiresAt: message.expiry!,
+      queue: this.#queueName,
     };
   }
 

@@ -60,22 +60,31 @@ export function checkClaimMany(workerId: unknown, visibilityMs: unknown, options
   return { minPriority, max: options!.max };
 }
 
-/** A lease must at least look like one this library handed out. */
-export function checkLease(lease: unknown, name = 'lease'): asserts lease is Lease<unknown> {
+/**
+ * A lease must at least look like one this library handed out, and, when it names its queue,
+ * name `queue` (null: leave that to whoever the lease is passed on to, as spreadTransport does).
+ */
+export function checkLease(lease: unknown, queue: string | null, name = 'lease'): asserts lease is Lease<unknown> {
   checkObject(name, lease);
-  const { seq, attempt, workerId, groupId } = lease as Record<string, unknown>;
+  const { seq, attempt, workerId, groupId, queue: issuer } = lease as Record<string, unknown>;
   checkInteger(`${name}.seq`, seq, 1, Number.MAX_SAFE_INTEGER);
   checkInteger(`${name}.attempt`, attempt, 1, Number.MAX_SAFE_INTEGER);
   checkId(`${name}.workerId`, workerId);
   checkId(`${name}.groupId`, groupId);
+  if (issuer === undefined) return;
+  checkId(`${name}.queue`, issuer);
+  if (queue !== null && issuer !== queue) {
+    // Another queue's message with the same group, seq and attempt would otherwise be acted on.
+    throw new RangeError(`${name} was issued by queue ${JSON.stringify(issuer)}, not by this transport's queue ${JSON.stringify(queue)}: pass each lease back to the transport that issued it`);
+  }
 }
 
 /** Checks an `ackMany` batch whole, before anything is written. */
-export function checkLeases<E>(leases: unknown): asserts leases is readonly Lease<E>[] {
+export function checkLeases<E>(leases: unknown, queue: string | null): asserts leases is readonly Lease<E>[] {
   if (!Array.isArray(leases)) throw new TypeError(`leases must be an array of leases, got ${leases === null ? 'null' : typeof leases}`);
   // Every index, not forEach: forEach passes over a hole, which a backend would then meet
   // midway through its acks (InMemoryTransport had acked the leases before it).
-  for (let i = 0; i < leases.length; i++) checkLease(leases[i], `leases[${i}]`);
+  for (let i = 0; i < leases.length; i++) checkLease(leases[i], queue, `leases[${i}]`);
 }
 
 export function checkSeq(seq: unknown): asserts seq is number {

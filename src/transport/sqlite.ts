@@ -36,6 +36,7 @@ import {
 } from './shared.js';
 import { Listeners } from './notifier.js';
 import { watchDataVersion } from './watch.js';
+import { changed, inTransaction, type Operation, operation, type OperationsOf, outsideTransaction, unchanged } from '../sqlite/operation.js';
 import type {
   AckAndClaimManyResult,
   AckManyResult,
@@ -98,9 +99,8 @@ type StatementName =
  * Creates or migrates its tables (`lh_*`) in `db` on construction. `close()` does not close
  * `db`: whoever opened it (and may share it with a `SqliteStore`) closes it.
  *
- * Each changing call runs at most one transaction, and its body returns the call's result: the
- * browser host journals that value in the same transaction, so a call retried after its answer
- * was lost is answered from the journal, never applied twice.
+ * Every method is an operation (see `sqlite/operation.ts`) that a host can run inside its own
+ * transaction, on the caller's clock reading, next to its own writes.
  */
 export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifier {
   readonly #db: SqlDatabase;
@@ -108,6 +108,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   readonly #maxAttempts: number;
   /** The queue's id in the tables (its name lives in lh_counters). */
   readonly #queue: number;
+  /** The queue's name, which its leases carry. */
+  readonly #queueName: string;
   readonly #sql: Record<StatementName, SqlStatement>;
   /** claimMany's and ackMany's set-based statements by kind and size (see #batchStatement). */
   readonly #batchStatements = new Map<string, SqlStatement>();
@@ -129,6 +131,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     }
     this.#db = db;
     this.#clock = clock;
+    this.#queueName = queue;
     // SQLite compares against a bound integer; 'unlimited' becomes the largest safe one.
     this.#maxAttempts = Math.min(maxAttempts, Number.MAX_SAFE_INTEGER);
     migrate(db);
@@ -215,25 +218,240 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     });
   }
 
+  // The contract's methods: each checks its arguments, then runs its operation in a transaction
+  // of its own, on this transport's clock (see #run). A host runs the very same operations inside
+  // its own transaction instead (see [operation]).
   async publish(groupId: string, event: E, options?: PublishOptions): Promise<number> {
-    const args = checkPublish(groupId, options);
-    const json = toJson('event', event);
-    this.#ensureOpen();
-    const seq = this.#db.transaction(() => this.#publish(groupId, json, args, readClock(this.#clock)));
-    this.#listeners.notify();
-    return seq;
+    return this.#run(this.#operations.publish(groupId, event, options));
   }
 
   async publishMany(items: readonly PublishItem<E>[]): Promise<number[]> {
-    const checked = checkPublishItems<E>(items).map((item, i) => ({ ...item, json: toJson(`items[${i}].event`, item.event) }));
+    return this.#run(this.#operations.publishMany(items));
+  }
+
+  async claim(workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
+    return this.#run(this.#operations.claim(workerId, visibilityMs, options));
+  }
+
+  async claimMany(workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<Lease<E>[]> {
+    return this.#run(this.#operations.claimMany(workerId, visibilityMs, options));
+  }
+
+  async ack(lease: Lease<E>): Promise<void> {
+    return this.#run(this.#operations.ack(lease));
+  }
+
+  async ackMany(leases: readonly Lease<E>[]): Promise<AckManyResult<E>> {
+    return this.#run(this.#operations.ackMany(leases));
+  }
+
+  async ackAndClaim(lease: Lease<E>, workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
+    return this.#run(this.#operations.ackAndClaim(lease, workerId, visibilityMs, options));
+  }
+
+  async ackAndClaimMany(leases: readonly Lease<E>[], workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<AckAndClaimManyResult<E>> {
+    return this.#run(this.#operations.ackAndClaimMany(leases, workerId, visibilityMs, options));
+  }
+
+  async nack(lease: Lease<E>, delayMs?: number): Promise<void> {
+    return this.#run(this.#operations.nack(lease, delayMs));
+  }
+
+  async extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>> {
+    return this.#run(this.#operations.extend(lease, visibilityMs));
+  }
+
+  async stats(): Promise<TransportStats> {
+    return this.#run(this.#operations.stats());
+  }
+
+  async cancel(seq: number): Promise<boolean> {
+    return this.#run(this.#operations.cancel(seq));
+  }
+
+  async inspect(): Promise<TransportSnapshot<E>> {
+    return this.#run(this.#operations.inspect());
+  }
+
+  async deadLetters(): Promise<DeadLetter<E>[]> {
+    return this.#run(this.#operations.deadLetters());
+  }
+
+  async redrive(seq: number): Promise<number> {
+    return this.#run(this.#operations.redrive(seq));
+  }
+
+  /** @internal The operation of contract method `method` (see sqlite/operation.ts), for a host to run in its own transaction. */
+  [operation](method: string, args: readonly unknown[]): Operation {
+    if (!Object.hasOwn(this.#operations, method)) throw new TypeError(`transport.${method} is not a method of the contract`);
+    const make = this.#operations[method as keyof OperationsOf<Transport<E>, 'close'>] as (...args: unknown[]) => Operation;
+    const op = make(...args);
     this.#ensureOpen();
-    if (checked.length === 0) return [];
-    const seqs = this.#db.transaction(() => {
-      const now = readClock(this.#clock);
-      return checked.map(({ groupId, json, args }) => this.#publish(groupId, json, args, now));
-    });
-    this.#listeners.notify();
-    return seqs;
+    return op;
+  }
+
+  /** Runs `op` as a call of its own: in a transaction when it needs one, then the change notice. */
+  #run<T>(op: Operation<T>): T {
+    this.#ensureOpen();
+    const now = () => readClock(this.#clock);
+    const outcome = op.transaction ? this.#db.transaction(() => op.run(now)) : op.run(now);
+    if (outcome.changed) this.#listeners.notify();
+    return outcome.value;
+  }
+
+  /**
+   * The bodies of the contract's methods. Arguments are checked when an operation is made; its
+   * `run` does only SQL, reading the clock where the call needs the time.
+   */
+  readonly #operations: OperationsOf<Transport<E>, 'close'> = {
+    publish: (groupId, event, options) => {
+      const args = checkPublish(groupId, options);
+      const json = toJson('event', event);
+      return inTransaction((now) => changed(this.#publish(groupId, json, args, now())));
+    },
+    publishMany: (items) => {
+      const checked = checkPublishItems<E>(items).map((item, i) => ({ ...item, json: toJson(`items[${i}].event`, item.event) }));
+      if (checked.length === 0) return outsideTransaction(() => unchanged([]));
+      return inTransaction((clock) => {
+        const now = clock();
+        return changed(checked.map(({ groupId, json, args }) => this.#publish(groupId, json, args, now)));
+      });
+    },
+    claim: (workerId, visibilityMs, options) => {
+      const minPriority = checkClaim(workerId, visibilityMs, options);
+      return inTransaction((now) => unchanged(this.#claim(workerId, visibilityMs, minPriority, now())));
+    },
+    claimMany: (workerId, visibilityMs, options) => {
+      const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
+      return inTransaction((now) => unchanged(this.#claimMany(workerId, visibilityMs, minPriority, max, now())));
+    },
+    ack: (lease) => {
+      checkLease(lease, this.#queueName);
+      return inTransaction(() => {
+        if (!this.#ack(lease)) throw lost(lease);
+        return changed(undefined);
+      });
+    },
+    ackMany: (leases) => {
+      checkLeases<E>(leases, this.#queueName);
+      if (leases.length === 0) return outsideTransaction(() => unchanged({ acked: [], lost: [] }));
+      return inTransaction(() => {
+        const result = this.#ackMany(leases, { acked: [], lost: [] });
+        return { value: result, changed: result.acked.length > 0 };
+      });
+    },
+    ackAndClaim: (lease, workerId, visibilityMs, options) => {
+      checkLease(lease, this.#queueName);
+      const minPriority = checkClaim(workerId, visibilityMs, options);
+      return inTransaction((now) => {
+        if (!this.#ack(lease)) throw lost(lease);
+        return changed(this.#claim(workerId, visibilityMs, minPriority, now()));
+      });
+    },
+    ackAndClaimMany: (leases, workerId, visibilityMs, options) => {
+      checkLeases<E>(leases, this.#queueName);
+      const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
+      return inTransaction((clock) => {
+        const now = clock(); // before the acks: a clock that throws leaves nothing written
+        const done: AckAndClaimManyResult<E> = { acked: [], lost: [], claimed: [] };
+        this.#ackMany(leases, done);
+        done.claimed = this.#claimMany(workerId, visibilityMs, minPriority, max, now);
+        return { value: done, changed: done.acked.length > 0 };
+      });
+    },
+    nack: (lease, delayMs = 0) => {
+      checkLease(lease, this.#queueName);
+      checkDuration('delayMs', delayMs, false);
+      return inTransaction((now) => {
+        const until = delayMs === 0 ? null : now() + delayMs;
+        if (this.#sql.releaseHead.run(until, ...this.#heldBy(lease)) === 0) throw lost(lease);
+        return changed(undefined);
+      });
+    },
+    extend: (lease, visibilityMs) => {
+      checkLease(lease, this.#queueName);
+      checkDuration('visibilityMs', visibilityMs, true);
+      return inTransaction((now) => {
+        const expiresAt = now() + visibilityMs;
+        if (this.#sql.extendHead.run(expiresAt, ...this.#heldBy(lease)) === 0) throw lost(lease);
+        return unchanged({ ...lease, expiresAt, queue: this.#queueName });
+      });
+    },
+    stats: () =>
+      inTransaction((clock) => {
+        const sql = this.#sql;
+        const queue = this.#queue;
+        const now = clock();
+        const counts = sql.countGroups.get<StatsRow>(now, now, now, queue)!;
+        const ready = counts.ready ?? 0;
+        const leased = counts.leased ?? 0;
+        return unchanged({
+          queued: sql.countMessages.get<{ n: number }>(queue)!.n,
+          groups: counts.groups,
+          ready,
+          leased,
+          waiting: counts.groups - ready - leased,
+          dead: sql.countDead.get<{ n: number }>(queue)!.n,
+          nextReadyAt: counts.next === null ? null : counts.next + 1,
+        });
+      }),
+    cancel: (seq) => {
+      checkSeq(seq);
+      return inTransaction((now) => {
+        const sql = this.#sql;
+        const queue = this.#queue;
+        const found = sql.findSeq.get<{ group_id: string; holder: string | null; locked_until: number | null; is_head: number }>(queue, seq);
+        if (!found) return unchanged(false);
+        if (found.is_head && found.holder !== null && found.locked_until! >= now()) {
+          throw new LeaseholdError('MESSAGE_LEASED', `message ${seq} is under a live lease and cannot be cancelled; cancel it after its holder acks or nacks it, or once the lease runs out`);
+        }
+        sql.deleteMessage.run(queue, found.group_id, seq);
+        if (found.is_head === 1) sql.renumberUnclaimed.run(queue, found.group_id, queue, found.group_id);
+        // Only a head's removal frees its group; a message behind it leaves the group as it was.
+        return { value: true, changed: found.is_head === 1 };
+      });
+    },
+    inspect: () => inTransaction((clock) => unchanged(this.#inspect(clock()))),
+    deadLetters: () => outsideTransaction(() => unchanged(this.#sql.deadLetters.all<DeadRow>(this.#queue).map(deadLetterOf<E>))),
+    redrive: (seq) => {
+      checkSeq(seq);
+      return inTransaction(() => {
+        const sql = this.#sql;
+        const queue = this.#queue;
+        const letter = sql.deadLetter.get<DeadRow>(queue, seq);
+        if (!letter) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
+        sql.deleteDeadLetter.run(queue, seq);
+        const { seq: newSeq } = sql.redriveMessage.get<{ seq: number }>(queue, letter.group_id, letter.event, queue)!;
+        sql.insertGroup.run(queue, letter.group_id, letter.priority, newSeq, null);
+        return changed(newSeq);
+      });
+    },
+  };
+
+  /** The body of inspect, inside the caller's transaction. */
+  #inspect(now: number): TransportSnapshot<E> {
+    const sql = this.#sql;
+    const queue = this.#queue;
+    const groups = new Map<string, { snapshot: GroupSnapshot<E>; row: GroupRow }>();
+    for (const row of sql.groups.all<GroupRow>(queue)) {
+      groups.set(row.group_id, {
+        row,
+        snapshot: {
+          groupId: row.group_id,
+          priority: row.priority,
+          claimOrder: row.claim_order,
+          inFlight: row.locked_until !== null && row.locked_until >= now,
+          messages: [],
+        },
+      });
+    }
+    for (const row of sql.messages.all<MessageRow>(queue)) {
+      const { snapshot, row: group } = groups.get(row.group_id)!;
+      // The head carries the group's lease; every later message is untouched.
+      const isHead = snapshot.messages.length === 0;
+      snapshot.messages.push(snapshotOf<E>(row, isHead ? group : undefined, now));
+    }
+    return { now, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: sql.deadLetters.all<DeadRow>(queue).map(deadLetterOf<E>) };
   }
 
   /** The body of one publish, inside the caller's transaction. */
@@ -250,18 +468,6 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     return seq;
   }
 
-  async claim(workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
-    const minPriority = checkClaim(workerId, visibilityMs, options);
-    this.#ensureOpen();
-    return this.#db.transaction(() => this.#claim(workerId, visibilityMs, minPriority, readClock(this.#clock)));
-  }
-
-  async claimMany(workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<Lease<E>[]> {
-    const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
-    this.#ensureOpen();
-    return this.#db.transaction(() => this.#claimMany(workerId, visibilityMs, minPriority, max, readClock(this.#clock)));
-  }
-
   /** The body of claimMany, inside the caller's transaction. */
   #claimMany(workerId: string, visibilityMs: number, minPriority: number, max: number, now: number): Lease<E>[] {
     const fast = this.#claimClaimable(workerId, visibilityMs, minPriority, max, now);
@@ -275,39 +481,6 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     return leases;
   }
 
-  async ack(lease: Lease<E>): Promise<void> {
-    checkLease(lease);
-    this.#ensureOpen();
-    this.#db.transaction(() => {
-      if (!this.#ack(lease)) throw lost(lease);
-    });
-    this.#listeners.notify();
-  }
-
-  async ackMany(leases: readonly Lease<E>[]): Promise<AckManyResult<E>> {
-    checkLeases<E>(leases);
-    this.#ensureOpen();
-    if (leases.length === 0) return { acked: [], lost: [] };
-    const result = this.#db.transaction(() => this.#ackMany(leases, { acked: [], lost: [] }));
-    if (result.acked.length > 0) this.#listeners.notify();
-    return result;
-  }
-
-  async ackAndClaimMany(leases: readonly Lease<E>[], workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<AckAndClaimManyResult<E>> {
-    checkLeases<E>(leases);
-    const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
-    this.#ensureOpen();
-    const result = this.#db.transaction(() => {
-      const now = readClock(this.#clock); // before the acks: a clock that throws leaves nothing written
-      const done: AckAndClaimManyResult<E> = { acked: [], lost: [], claimed: [] };
-      this.#ackMany(leases, done);
-      done.claimed = this.#claimMany(workerId, visibilityMs, minPriority, max, now);
-      return done;
-    });
-    if (result.acked.length > 0) this.#listeners.notify();
-    return result;
-  }
-
   /** The body of ackMany, inside the caller's transaction: sorts each lease into `done`. */
   #ackMany<R extends AckManyResult<E>>(leases: readonly Lease<E>[], done: R): R {
     const removed = this.#ackDistinct(leases);
@@ -316,18 +489,6 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       (acked ? done.acked : done.lost).push(lease);
     }
     return done;
-  }
-
-  async ackAndClaim(lease: Lease<E>, workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
-    checkLease(lease);
-    const minPriority = checkClaim(workerId, visibilityMs, options);
-    this.#ensureOpen();
-    const next = this.#db.transaction(() => {
-      if (!this.#ack(lease)) throw lost(lease);
-      return this.#claim(workerId, visibilityMs, minPriority, readClock(this.#clock));
-    });
-    this.#listeners.notify();
-    return next;
   }
 
   /**
@@ -412,7 +573,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     // lh_claim_counted saw the rows in whatever order the UPDATE took them.
     sql.setClaims.run(order, queue);
     for (const row of rows) {
-      leases.push({ seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, workerId, attempt: row.head_attempt + 1, expiresAt });
+      leases.push({ seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, workerId, attempt: row.head_attempt + 1, expiresAt, queue: this.#queueName });
     }
     return leases;
   }
@@ -426,7 +587,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       const leased = sql.claimGroup.get<{ group_id: string; head_attempt: number }>(workerId, expiresAt, queue, queue, queue, minPriority, now, this.#maxAttempts);
       if (leased) {
         const head = sql.head.get<{ seq: number; event: string }>(queue, leased.group_id)!;
-        return { seq: head.seq, groupId: leased.group_id, event: JSON.parse(head.event) as E, workerId, attempt: leased.head_attempt, expiresAt };
+        return { seq: head.seq, groupId: leased.group_id, event: JSON.parse(head.event) as E, workerId, attempt: leased.head_attempt, expiresAt, queue: this.#queueName };
       }
       const group = sql.nextGroup.get<{ group_id: string }>(queue, minPriority, now);
       if (!group) return null;
@@ -435,119 +596,6 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       sql.buryHead.run(now, queue, group.group_id, seq);
       sql.deleteMessage.run(queue, group.group_id, seq);
     }
-  }
-
-  async nack(lease: Lease<E>, delayMs = 0): Promise<void> {
-    checkLease(lease);
-    checkDuration('delayMs', delayMs, false);
-    this.#ensureOpen();
-    this.#db.transaction(() => {
-      const until = delayMs === 0 ? null : readClock(this.#clock) + delayMs;
-      if (this.#sql.releaseHead.run(until, ...this.#heldBy(lease)) === 0) throw lost(lease);
-    });
-    this.#listeners.notify();
-  }
-
-  async extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>> {
-    checkLease(lease);
-    checkDuration('visibilityMs', visibilityMs, true);
-    this.#ensureOpen();
-    return this.#db.transaction(() => {
-      const expiresAt = readClock(this.#clock) + visibilityMs;
-      if (this.#sql.extendHead.run(expiresAt, ...this.#heldBy(lease)) === 0) throw lost(lease);
-      return { ...lease, expiresAt };
-    });
-  }
-
-  async stats(): Promise<TransportStats> {
-    this.#ensureOpen();
-    const sql = this.#sql;
-    const queue = this.#queue;
-    return this.#db.transaction(() => {
-      const now = readClock(this.#clock);
-      const counts = sql.countGroups.get<StatsRow>(now, now, now, queue)!;
-      const ready = counts.ready ?? 0;
-      const leased = counts.leased ?? 0;
-      return {
-        queued: sql.countMessages.get<{ n: number }>(queue)!.n,
-        groups: counts.groups,
-        ready,
-        leased,
-        waiting: counts.groups - ready - leased,
-        dead: sql.countDead.get<{ n: number }>(queue)!.n,
-        nextReadyAt: counts.next === null ? null : counts.next + 1,
-      };
-    });
-  }
-
-  async cancel(seq: number): Promise<boolean> {
-    checkSeq(seq);
-    this.#ensureOpen();
-    const sql = this.#sql;
-    const queue = this.#queue;
-    const removedHead = this.#db.transaction(() => {
-      const found = sql.findSeq.get<{ group_id: string; holder: string | null; locked_until: number | null; is_head: number }>(queue, seq);
-      if (!found) return null;
-      if (found.is_head && found.holder !== null && found.locked_until! >= readClock(this.#clock)) {
-        throw new LeaseholdError('MESSAGE_LEASED', `message ${seq} is under a live lease and cannot be cancelled; cancel it after its holder acks or nacks it, or once the lease runs out`);
-      }
-      sql.deleteMessage.run(queue, found.group_id, seq);
-      if (found.is_head === 1) sql.renumberUnclaimed.run(queue, found.group_id, queue, found.group_id);
-      return found.is_head === 1;
-    });
-    if (removedHead) this.#listeners.notify();
-    return removedHead !== null;
-  }
-
-  async inspect(): Promise<TransportSnapshot<E>> {
-    this.#ensureOpen();
-    const sql = this.#sql;
-    const queue = this.#queue;
-    return this.#db.transaction(() => {
-      const now = readClock(this.#clock);
-      const groups = new Map<string, { snapshot: GroupSnapshot<E>; row: GroupRow }>();
-      for (const row of sql.groups.all<GroupRow>(queue)) {
-        groups.set(row.group_id, {
-          row,
-          snapshot: {
-            groupId: row.group_id,
-            priority: row.priority,
-            claimOrder: row.claim_order,
-            inFlight: row.locked_until !== null && row.locked_until >= now,
-            messages: [],
-          },
-        });
-      }
-      for (const row of sql.messages.all<MessageRow>(queue)) {
-        const { snapshot, row: group } = groups.get(row.group_id)!;
-        // The head carries the group's lease; every later message is untouched.
-        const isHead = snapshot.messages.length === 0;
-        snapshot.messages.push(snapshotOf<E>(row, isHead ? group : undefined, now));
-      }
-      return { now, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: sql.deadLetters.all<DeadRow>(queue).map(deadLetterOf<E>) };
-    });
-  }
-
-  async deadLetters(): Promise<DeadLetter<E>[]> {
-    this.#ensureOpen();
-    return this.#sql.deadLetters.all<DeadRow>(this.#queue).map(deadLetterOf<E>);
-  }
-
-  async redrive(seq: number): Promise<number> {
-    checkSeq(seq);
-    this.#ensureOpen();
-    const sql = this.#sql;
-    const queue = this.#queue;
-    const newSeq = this.#db.transaction(() => {
-      const letter = sql.deadLetter.get<DeadRow>(queue, seq);
-      if (!letter) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
-      sql.deleteDeadLetter.run(queue, seq);
-      const { seq: newSeq } = sql.redriveMessage.get<{ seq: number }>(queue, letter.group_id, letter.event, queue)!;
-      sql.insertGroup.run(queue, letter.group_id, letter.priority, newSeq, null);
-      return newSeq;
-    });
-    this.#listeners.notify();
-    return newSeq;
   }
 
   async close(): Promise<void> {

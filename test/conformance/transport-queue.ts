@@ -449,11 +449,37 @@ export function describeQueueApi(caps: TransportCaps, c: QueueSuiteContext): voi
       expect(await t().stats()).toMatchObject({ queued: 2, groups: 2 });
       const lease = (await emails.claim('w', 1000))!;
       expect(lease.event).toBe('email-1');
-      await expect(t().ack(lease)).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(t().ack(lease)).rejects.toBeInstanceOf(RangeError); // another queue's lease
       expect((await t().claim('w', 1000))?.event).toBe('default-1'); // the default queue's own round-robin
       await emails.ack(lease);
       expect(await emails.stats()).toMatchObject({ queued: 0, groups: 0 });
       expect(await t().stats()).toMatchObject({ queued: 2 });
+    });
+
+    it.skipIf(!caps.namedQueues)('refuses a lease of another queue, even one whose group, seq and attempt match a lease here, and changes nothing', async () => {
+      const other = await c.h().queue!('other');
+      // Both queues number from 1: the same group, seq, attempt and worker in each.
+      await t().publish('g', 'mine');
+      await other.publish('g', 'theirs');
+      const mine = (await t().claim('w', 1000))!;
+      const theirs = (await other.claim('w', 1000))!;
+      expect([theirs.seq, theirs.attempt, theirs.groupId]).toEqual([mine.seq, mine.attempt, mine.groupId]);
+      expect(theirs.queue).toBe('other');
+      for (const wrong of [
+        () => t().ack(theirs),
+        () => t().nack(theirs, 10),
+        () => t().extend(theirs, 5000),
+        () => t().ackAndClaim(theirs, 'w', 1000),
+        () => t().ackMany([mine, theirs]),
+        () => t().ackAndClaimMany([theirs], 'w', 1000, { max: 1 }),
+      ]) {
+        await c.unchangedBy(async () => {
+          await expect(wrong()).rejects.toThrow(RangeError);
+          await expect(wrong()).rejects.toThrow(/issued by queue "other"/);
+        });
+      }
+      await t().ack(mine);
+      await other.ack(theirs);
     });
 
     it.skipIf(!caps.namedQueues)('sends change notices only to the queue that changed', async () => {

@@ -84,7 +84,7 @@ export function describeTransport(name: string, caps: TransportCaps, make: Trans
       it('delivers a lease with the event, holder, attempt 1 and expiry now + visibility', async () => {
         const seq = await t.publish('g', { hello: 'world' });
         const lease = await t.claim('w1', 5000);
-        expect(lease).toEqual({ seq, groupId: 'g', event: { hello: 'world' }, workerId: 'w1', attempt: 1, expiresAt: h.clock.now() + 5000 });
+        expect(lease).toEqual({ seq, groupId: 'g', event: { hello: 'world' }, workerId: 'w1', attempt: 1, expiresAt: h.clock.now() + 5000, queue: 'default' });
       });
 
       it('keeps at most one message of a group in flight', async () => {

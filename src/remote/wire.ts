@@ -1,31 +1,27 @@
 /**
- * What crosses between a page, its host worker and the owner's host worker: the call and
- * answer messages, and errors flattened to plain data and rebuilt as the same classes on the
- * other side (`instanceof` does not survive postMessage), and the caller's own lease objects put
- * back into an `ackMany` answer. Types and four small functions only;
- * no queue logic lives here.
+ * What crosses between a caller and a host, whatever carries it (postMessage between a page and
+ * the browser's host workers, an HTTP body or Workers RPC to a Durable Object): the call, the
+ * answer, errors flattened to plain data and rebuilt as the same classes on the other side
+ * (`instanceof` survives neither postMessage nor JSON), and the leases of a batch ack sent as
+ * their fences and given back as the caller's own objects. Types and small functions only; no
+ * queue logic lives here.
  * @internal
  */
 import type { AckManyResult, Lease } from '../transport/contract.js';
 import { ClosedError, LeaseholdError, type LeaseholdErrorCode, LeaseLostError, StorageError, StoreConflictError } from '../errors.js';
+import type { Target } from './methods.js';
 
-/** The objects a page can call, and their methods. */
-export type Target = 'transport' | 'store' | 'host';
-
-/** A contract call. `id` is unique per database across tabs and reused when the call is retried. */
-export interface CallMessage {
-  kind: 'call';
-  id: string;
+/** One contract call, as the method table describes it. */
+export interface RemoteCall {
   target: Target;
   method: string;
   args: unknown[];
   /** For the transport: the named queue (absent: the default queue). */
   queue?: string;
-  /** The caller's clock reading: every lease and park is measured on the page's clock. */
-  now: number;
 }
 
-export type AnswerMessage = { kind: 'answer'; id: string; ok: true; value: unknown } | { kind: 'answer'; id: string; ok: false; error: WireError };
+/** A call's answer: its value, or its error as data. */
+export type Answer = { ok: true; value?: unknown } | { ok: false; error: WireError };
 
 /** An error as plain data. */
 export interface WireError {
@@ -65,6 +61,8 @@ export function errorFromWire(wire: WireError): Error {
       return new TypeError(wire.message);
     case 'RangeError':
       return new RangeError(wire.message);
+    case 'StorageError':
+      return new StorageError(wire.code ?? 'STORAGE_FAILED', wire.message);
     default:
       if (wire.code?.startsWith('STORAGE_')) return new StorageError(wire.code, wire.message);
       if (wire.code) return new LeaseholdError(wire.code, wire.message);
@@ -92,7 +90,7 @@ export function sameLeases<E>(given: readonly Lease<E>[], answer: AckManyResult)
 }
 
 /**
- * What of each lease `ackMany` sends: the four fields the owner checks and fences with. The
+ * What of each lease `ackMany` sends: the fields the owner checks and fences with (and its queue). The
  * event stays on the page: cloning it there and back (the answer carries the leases it was sent)
  * cost more than the rest of the message. Anything that is not an object is sent as it is, so
  * the owner refuses it with the error it always gave.
@@ -101,7 +99,7 @@ export function leaseFences(leases: unknown): unknown {
   if (!Array.isArray(leases)) return leases;
   return leases.map((lease: unknown) => {
     if (typeof lease !== 'object' || lease === null) return lease;
-    const { seq, attempt, workerId, groupId } = lease as Record<string, unknown>;
-    return { seq, attempt, workerId, groupId };
+    const { seq, attempt, workerId, groupId, queue } = lease as Record<string, unknown>;
+    return queue === undefined ? { seq, attempt, workerId, groupId } : { seq, attempt, workerId, groupId, queue };
   });
 }
