@@ -11,7 +11,6 @@ import { errorFromWire, type RemoteCall } from '../remote/wire.js';
 import type { ExecutionStore } from '../store/contract.js';
 import { type ChangeNotifier, DEFAULT_QUEUE, type Transport } from '../transport/contract.js';
 import { checkId, checkObject } from '../validate.js';
-import type { ObjectOptions } from './core.js';
 import type { CallAnswer, CallBody } from './protocol.js';
 import { NoticeSocket, type WebSocketClass } from './socket.js';
 
@@ -34,10 +33,6 @@ export interface LeaseholdClientOptions {
    * and may apply in any order (more throughput for many concurrent workers on one client).
    */
   concurrent?: boolean;
-  /** @internal Test hook (needs `LEASEHOLD_TEST_HOOKS = "on"` in the Worker): the clock the object measures leases with. */
-  testClock?: () => number;
-  /** @internal Test hook: the object's options for these calls. */
-  testOptions?: ObjectOptions;
 }
 
 /** A connection to one leasehold Durable Object. */
@@ -89,8 +84,6 @@ export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClie
   const send: Send = (call) => {
     // Encoded and clocked now, at the call, whenever it goes out.
     const body: CallBody = { ...call, args: encodeValue(call.args), client: clientId };
-    if (options.testClock) body.now = options.testClock();
-    if (options.testOptions) body.options = options.testOptions;
     if (options.concurrent === true) return post(body);
     const answer = tail.then(() => post(body));
     tail = answer.catch(() => undefined);

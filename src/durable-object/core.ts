@@ -21,8 +21,3 @@ export function checkObjectOptions(options: unknown): ObjectOptions {
   if (traceMax !== undefined) checkInteger('options.traceMax', traceMax, 0, Number.MAX_SAFE_INTEGER);
   return { ...(maxAttempts === undefined ? {} : { maxAttempts }), ...(traceMax === undefined ? {} : { traceMax }) };
 }
-
-/** Whether two option sets configure the backends alike. */
-export function sameOptions(a: ObjectOptions, b: ObjectOptions): boolean {
-  return a.maxAttempts === b.maxAttempts && a.traceMax === b.traceMax;
-}

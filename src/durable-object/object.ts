@@ -20,7 +20,7 @@ import { errorFromWire, errorToWire } from '../remote/wire.js';
 import type { CommitChanges, Execution, ExecutionStore } from '../store/contract.js';
 import type { Transport } from '../transport/contract.js';
 import type { SqlDatabase } from '../sqlite/driver.js';
-import { checkObjectOptions, type ObjectOptions, sameOptions } from './core.js';
+import { checkObjectOptions, type ObjectOptions } from './core.js';
 import { ANY_QUEUE, type CallAnswer, type CallBody } from './protocol.js';
 import { fromDurableObjectStorage } from './driver.js';
 import type { DurableObjectStateLike, WebSocketLike } from './types.js';
@@ -29,12 +29,6 @@ import type { DurableObjectStateLike, WebSocketLike } from './types.js';
 export interface LeaseholdEnv {
   LEASEHOLD_MAX_ATTEMPTS?: string;
   LEASEHOLD_TRACE_MAX?: string;
-  /**
-   * `"on"` only in tests: calls may then carry the caller's clock reading (`now`), so a manual
-   * clock drives leases, and per-object `options`. Never set it in production: any caller could
-   * move the object's time.
-   */
-  LEASEHOLD_TEST_HOOKS?: string;
 }
 
 /**
@@ -49,20 +43,14 @@ export interface LeaseholdEnv {
  */
 export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends DurableObject<Env> {
   readonly #db: SqlDatabase & { readonly rowsWritten: number };
-  #host: SqlHost;
-  #hostOptions: ObjectOptions;
-  readonly #testHooks: boolean;
-  /** The clock reading a test call carried; null while the object runs on real time. */
-  #manualNow: number | null = null;
+  /** Built at the first call or alarm, from {@link options} as they are then. */
+  #sqlHost: SqlHost | undefined;
   /** When the alarm is set for (wall time), as far as this instance knows. */
   #alarmAt: number | null | undefined;
 
   constructor(ctx: DurableObjectStateLike, env: Env) {
     super(ctx, env);
-    this.#testHooks = env?.LEASEHOLD_TEST_HOOKS === 'on';
     this.#db = fromDurableObjectStorage(ctx.storage);
-    this.#hostOptions = checkObjectOptions(this.options());
-    this.#host = new SqlHost(this.#db, this.#hostOptions);
   }
 
   /** The object's options; the default reads the `LEASEHOLD_*` bindings. Override to set them in code. */
@@ -74,27 +62,25 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
   }
 
   /**
+   * The clock leases, parks, delays and timers are measured by, read once per call: `Date.now`
+   * unless a subclass overrides it (to run the object on a clock of its own: a simulation, a
+   * test). An object on its own clock arms no alarm, since its deadlines are not wall times:
+   * whoever moves that clock wakes the consumers.
+   */
+  protected clock(): number {
+    return Date.now();
+  }
+
+  /**
    * One call with its answer as data (never throws): what the HTTP endpoint and the RPC
    * wrappers use. `args` are plain values (RPC) unless `encoded` (HTTP's JSON codec).
    */
-  async call(
-    target: Target,
-    method: string,
-    args: unknown,
-    extra: { client?: string; queue?: string; now?: number; options?: ObjectOptions; encoded?: boolean } = {},
-  ): Promise<CallAnswer> {
+  async call(target: Target, method: string, args: unknown, extra: { client?: string; queue?: string; encoded?: boolean } = {}): Promise<CallAnswer> {
     try {
-      if (extra.now !== undefined || extra.options !== undefined) {
-        if (!this.#testHooks) throw new TypeError('now and options are test hooks; this object was not started with LEASEHOLD_TEST_HOOKS = "on"');
-        if (extra.options !== undefined) this.#configure(checkObjectOptions(extra.options));
-        if (extra.now !== undefined) {
-          if (typeof extra.now !== 'number' || !Number.isFinite(extra.now)) throw new TypeError('now must be a finite number');
-          this.#manualNow = extra.now;
-        }
-      }
+      const host = this.#host();
       const decoded = (extra.encoded ? decodeValue(args) : args) as unknown[];
       const rowsBefore = this.#db.rowsWritten;
-      const settled = this.#host.apply({ target, method, args: decoded, now: this.#manualNow ?? Date.now(), ...(extra.queue === undefined ? {} : { queue: extra.queue }) });
+      const settled = host.apply({ target, method, args: decoded, now: this.clock(), ...(extra.queue === undefined ? {} : { queue: extra.queue }) });
       if (!settled.ok) throw settled.error;
       if (settled.changed !== null) this.#broadcast(settled.changed, extra.client);
       const rowsWritten = this.#db.rowsWritten - rowsBefore;
@@ -106,11 +92,9 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
     }
   }
 
-  /** Rebuilds the backends when a test call brings other options. */
-  #configure(options: ObjectOptions): void {
-    if (sameOptions(options, this.#hostOptions)) return;
-    this.#hostOptions = options;
-    this.#host = new SqlHost(this.#db, options);
+  /** The SQL host, built on first use: options() may read state a subclass sets up first. */
+  #host(): SqlHost {
+    return (this.#sqlHost ??= new SqlHost(this.#db, checkObjectOptions(this.options())));
   }
 
   /** HTTP: `POST …/call` (JSON {@link CallBody}) and `GET …/changes` (WebSocket upgrade); the last path segment decides. */
@@ -123,8 +107,8 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
       } catch {
         return Response.json({ ok: false, error: { name: 'TypeError', message: 'the request body must be JSON' } } satisfies CallAnswer, { status: 400 });
       }
-      const { target, method, args, client, queue, now, options } = body ?? ({} as CallBody);
-      return Response.json(await this.call(target, method, args, { client, queue, now, options, encoded: true }));
+      const { target, method, args, client, queue } = body ?? ({} as CallBody);
+      return Response.json(await this.call(target, method, args, { client, queue, encoded: true }));
     }
     if (action === 'changes' && request.headers.get('Upgrade')?.toLowerCase() === 'websocket') {
       const pair = new WebSocketPair();
@@ -132,10 +116,6 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
       const id = new URL(request.url).searchParams.get('client') ?? '';
       this.ctx.acceptWebSocket(server as unknown as WebSocketLike, [`client:${id}`]);
       return new Response(null, { status: 101, webSocket: client } as ResponseInit);
-    }
-    if (action === 'abort' && request.method === 'POST' && this.#testHooks) {
-      // Test hook: drop this instance; the next request builds a new one from storage.
-      (this.ctx as unknown as { abort(reason?: string): void }).abort('reset by a test');
     }
     return new Response('leasehold: POST …/call or GET …/changes (WebSocket)', { status: 404 });
   }
@@ -173,14 +153,14 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
   }
 
   /**
-   * Keeps the alarm at the next deadline. A test clock's deadlines are not wall times, so an
-   * object driven by one sets no alarm (the test drives time itself).
+   * Keeps the alarm at the next deadline. An object on a clock of its own (see {@link clock})
+   * sets none: its deadlines are not wall times.
    */
   async #armAlarm(): Promise<void> {
-    if (this.#manualNow !== null) return;
+    if (this.clock !== LeaseholdObject.prototype.clock) return;
     const storage = this.ctx.storage;
     if (this.#alarmAt === undefined) this.#alarmAt = await storage.getAlarm();
-    const next = this.#host.nextDeadline(Date.now());
+    const next = this.#host().nextDeadline(Date.now());
     if (next === this.#alarmAt) return;
     // An earlier alarm than needed is harmless (it re-arms); a missing one would strand timers.
     if (next === null) {

@@ -6,16 +6,13 @@
  * @internal
  */
 import type { Answer, RemoteCall } from '../remote/wire.js';
-import type { ObjectOptions } from './core.js';
 
-/** What `POST /call` accepts. `now` and `options` are test hooks (see `LEASEHOLD_TEST_HOOKS`). */
+/** What `POST /call` accepts. */
 export interface CallBody extends Omit<RemoteCall, 'args'> {
   /** Encoded with the codec of `leasehold/durable-object/client` (keeps undefined, NaN, cycles…). */
   args: unknown;
   /** Identifies the caller's connection, so its own change notices are not echoed back. */
   client?: string;
-  now?: number;
-  options?: ObjectOptions;
 }
 
 /**

@@ -2,7 +2,8 @@
  * The Durable Object backends, as entries of the shared backend lists: a `LeaseholdObject` in the
  * real workerd started by the global setup, reached through `connectLeasehold` over HTTP, or
  * through a Worker that calls the object over Workers RPC. Every test gets a fresh object; the
- * manual clock travels with each call (the Worker runs with LEASEHOLD_TEST_HOOKS = "on").
+ * manual clock's reading and the object's options travel with each call, added to the body by
+ * the client's `fetch` option and read by the test Worker's subclass (test/workerd/worker.ts).
  */
 import { WebSocket } from 'ws';
 import { inject } from 'vitest';
@@ -33,7 +34,12 @@ export function objectUrl(route: Route, name: string, base = inject('workerdUrl'
 }
 
 export function connect(route: Route, name: string, clock: Clock | undefined, options: ObjectOptions = {}, base?: string): LeaseholdClient {
-  return connectLeasehold({ url: objectUrl(route, name, base), WebSocket, ...(clock ? { testClock: clock } : {}), testOptions: options });
+  // The client's own fetch option carries the test's fields: nothing in the shipped client knows them.
+  const withTestFields = (url: string, init: { method: string; headers: Record<string, string>; body: string }) => {
+    const body = { ...(JSON.parse(init.body) as object), ...(clock ? { now: clock() } : {}), options };
+    return fetch(url, { ...init, body: JSON.stringify(body) });
+  };
+  return connectLeasehold({ url: objectUrl(route, name, base), WebSocket, fetch: withTestFields });
 }
 
 /** Drops the object's instance, so the next call builds a new one from its storage (a test hook). */

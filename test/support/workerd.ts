@@ -49,7 +49,7 @@ export interface WorkerSpec {
   bindings: Record<string, string>;
 }
 
-const TEST_WORKER: WorkerSpec = { entry: 'test/workerd/worker.ts', className: 'LeaseholdObject', bindings: { LEASEHOLD_TEST_HOOKS: 'on' } };
+const TEST_WORKER: WorkerSpec = { entry: 'test/workerd/worker.ts', className: 'TestObject', bindings: {} };
 
 function config(port: number, spec: WorkerSpec): string {
   const texts = Object.entries(spec.bindings).map(([name, value]) => `    (name = ${JSON.stringify(name)}, text = ${JSON.stringify(value)}),
