@@ -7,12 +7,12 @@ import { createRequire } from 'node:module';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const expected = {
-  '.': ['LeaseholdError', 'ManualClock', 'InMemoryTransport', 'SqliteTransport', 'InMemoryStore', 'SqliteStore'],
+  '.': ['LeaseholdError', 'ManualClock', 'InMemoryTransport', 'SqliteTransport', 'InMemoryStore', 'SqliteStore', 'spreadTransport', 'groupHash'],
   './sqlite-wasm': ['openWasmDatabase'],
   './better-sqlite3': ['openBetterSqliteDatabase'],
   './browser': [],
   './vite': ['leasehold'],
-  './durable-object/client': ['connectLeasehold', 'spreadTransport'],
+  './durable-object/client': ['connectLeasehold', 'spreadTransport', 'groupHash'],
   './postgres': ['PostgresTransport', 'PostgresStore', 'fromPg', 'fromPglite'],
 };
 // Entries that load only inside their runtime: their files and require() are checked, not an import.
