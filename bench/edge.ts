@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { connectLeasehold, type LeaseholdClient } from '../src/durable-object/client.js';
-import { spreadTransport } from '../src/durable-object/spread.js';
+import { spreadTransport } from '../src/transport/spread.js';
 import { openBetterSqliteDatabase } from '../src/sqlite/better.js';
 import type { Transport } from '../src/transport/contract.js';
 import { SqliteTransport } from '../src/transport/sqlite.js';

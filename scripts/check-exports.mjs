@@ -7,12 +7,12 @@ import { createRequire } from 'node:module';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const expected = {
-  '.': ['LeaseholdError', 'ManualClock', 'InMemoryTransport', 'SqliteTransport', 'InMemoryStore', 'SqliteStore'],
+  '.': ['LeaseholdError', 'ManualClock', 'InMemoryTransport', 'SqliteTransport', 'InMemoryStore', 'SqliteStore', 'spreadTransport', 'groupHash', 'MAX_BATCH', 'DEFAULT_QUEUE'],
   './sqlite-wasm': ['openWasmDatabase'],
   './better-sqlite3': ['openBetterSqliteDatabase'],
-  './browser': [],
+  './browser': ['openBrowserDatabase', 'ROWS_SHOWN'],
   './vite': ['leasehold'],
-  './durable-object/client': ['connectLeasehold', 'spreadTransport'],
+  './durable-object/client': ['connectLeasehold', 'spreadTransport', 'groupHash'],
   './postgres': ['PostgresTransport', 'PostgresStore', 'fromPg', 'fromPglite'],
 };
 // Entries that load only inside their runtime: their files and require() are checked, not an import.

@@ -13,7 +13,9 @@ export type { SqlDatabase, SqlRow, SqlStatement, SqlValue } from './sqlite/drive
 // The transport: a durable queue of events in groups, delivered under leases.
 export { InMemoryTransport } from './transport/memory.js';
 export { SqliteTransport } from './transport/sqlite.js';
-export { isChangeNotifier, MESSAGE_STATES } from './transport/contract.js';
+export { DEFAULT_QUEUE, isChangeNotifier, MAX_BATCH, MESSAGE_STATES } from './transport/contract.js';
+// One queue over N transports (N Durable Objects, N named queues): a group lives in the part its id hashes to.
+export { groupHash, spreadTransport } from './transport/spread.js';
 export type {
   AckAndClaimManyResult,
   AckManyResult,
@@ -30,6 +32,7 @@ export type {
   Transport,
   TransportOptions,
   TransportSnapshot,
+  TransportStats,
 } from './transport/contract.js';
 
 // consume(): the worker loop for the plain queue, on any transport.

@@ -5,7 +5,7 @@
  * and seq.
  */
 import { describe, expect, it } from 'vitest';
-import { groupHash, spreadTransport } from '../src/durable-object/spread.js';
+import { groupHash, spreadTransport } from '../src/transport/spread.js';
 import type { Lease, Transport } from '../src/transport/contract.js';
 import { checkHistory, type HistoryEntry } from './support/history.js';
 import { connect, freshObject } from './support/workerd-backends.js';

@@ -6,16 +6,20 @@
  */
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
+  DEFAULT_QUEUE,
   InMemoryStore,
   InMemoryTransport,
+  MAX_BATCH,
   Runtime,
   SqliteTransport,
+  spreadTransport,
   type DeliveredEvent,
   type Lease,
   type RuntimeEvent,
   type SpawnedEvent,
   type TimeoutEvent,
   type Transport,
+  type TransportStats,
 } from 'leasehold';
 import { openBrowserDatabase, type BrowserDatabase } from 'leasehold/browser';
 
@@ -114,5 +118,16 @@ describe('a typed browser database', () => {
     expectTypeOf(openBrowserDatabase<OrderEvent, Order>).returns.toEqualTypeOf<Promise<BrowserDatabase<OrderEvent, Order>>>();
     expectTypeOf(openBrowserDatabase).returns.toEqualTypeOf<Promise<BrowserDatabase<unknown, import('leasehold').Execution>>>();
     expect(typeof page).toBe('function');
+  });
+});
+
+describe('what the public JSDoc names, leasehold exports', () => {
+  it('TransportStats is what stats() answers, MAX_BATCH the largest max, DEFAULT_QUEUE the unnamed queue; spreadTransport keeps the event type', async () => {
+    const transport = new InMemoryTransport<OrderEvent>();
+    expectTypeOf(transport.stats()).resolves.toEqualTypeOf<TransportStats>();
+    expect(await transport.claimMany('w', 1000, { max: MAX_BATCH })).toEqual([]);
+    await expect(transport.claimMany('w', 1000, { max: MAX_BATCH + 1 })).rejects.toBeInstanceOf(RangeError);
+    expect(DEFAULT_QUEUE).toBe('default');
+    expectTypeOf(spreadTransport([transport])).toMatchTypeOf<Transport<OrderEvent>>();
   });
 });

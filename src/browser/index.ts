@@ -4,3 +4,4 @@
  */
 export { openBrowserDatabase } from './client.js';
 export type { BrowserDatabase, BrowserDatabaseOptions, OwnerInfo, SqlGroupRow, SqlTraceEntry, SqlTraceStatement } from './client.js';
+export { ROWS_SHOWN } from './trace.js';

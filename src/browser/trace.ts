@@ -58,6 +58,7 @@ export interface SqlTraceEntry {
 const TRACED: ReadonlySet<string> = new Set(['claim', 'claimMany', 'ack', 'ackMany', 'ackAndClaim', 'ackAndClaimMany', 'nack'] satisfies TransportMethod[]);
 /** Entries kept: enough to find the last claim and the last ack among a busy batch. */
 const KEEP = 24;
+/** How many of a queue's groups a {@link SqlTraceEntry} shows before and after its call, besides the rows the call changed. */
 export const ROWS_SHOWN = 24;
 const LONG = 160;
 

@@ -93,7 +93,10 @@ export interface ClaimManyOptions extends ClaimOptions {
   max: number;
 }
 
-/** The largest batch `claimMany` takes in one call. */
+/**
+ * The largest `max` that {@link Transport.claimMany} and {@link Transport.ackAndClaimMany} take
+ * in one call (1000): a larger one is refused with a RangeError before anything changes.
+ */
 export const MAX_BATCH = 1000;
 
 /** What {@link Transport.ackMany} did with each lease it was given (the same objects, in input order). */
@@ -132,7 +135,10 @@ export interface TransportStats {
   nextReadyAt: number | null;
 }
 
-/** The queue a transport works on when none is named. */
+/**
+ * The name of the queue a transport works on when {@link TransportOptions.queue} is not given
+ * (`'default'`). Transports with different queue names on one database are independent.
+ */
 export const DEFAULT_QUEUE = 'default';
 
 /** Options of the transport constructors. */

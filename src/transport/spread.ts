@@ -1,22 +1,26 @@
 /**
- * One queue spread over N transports (usually N Durable Objects): a group lives in the object
- * its id hashes to, so FIFO order and one-message-in-flight hold per group exactly as in one
- * object, while the objects' throughput adds up. A claim asks the objects in turn.
+ * One queue spread over N transports (N Durable Objects, N named queues of one database, any N
+ * transports): a group lives in the part its id hashes to, so FIFO order and one message in
+ * flight hold per group exactly as in one transport, while the parts' throughput adds up. A
+ * claim asks the parts in turn. The transport conformance suite runs on it
+ * (test/transport-spread.test.ts), with the limits below as its capability gates.
  *
  * Limits (also in the README):
- * - N is fixed for the life of the queue: another N sends a group to another object, whose
+ * - N is fixed for the life of the queue: another N sends a group to another part, whose
  *   queue does not have its messages. To change N, drain the queue first.
- * - Round-robin order and priorities hold within each object, not across them: a claim takes
- *   the next group of the object whose turn it is.
- * - `publishMany`, `claimMany` and `ackMany` are one transaction per object, not across objects:
- *   every item is checked before anything is sent, but a storage failure of one object can leave
- *   the other objects' parts done. `ackAndClaimMany` is `ackMany` then `claimMany`: two steps,
+ * - Round-robin order and priorities hold within each part, not across them: a claim takes
+ *   the next group of the part whose turn it is.
+ * - `publishMany`, `claimMany` and `ackMany` are one transaction per part, not across parts:
+ *   every item is checked before anything is sent, but a storage failure of one part can leave
+ *   the other parts' shares done. `ackAndClaimMany` is `ackMany` then `claimMany`: two steps,
  *   so another caller's claim can come between them, and when the claims fail the call rejects
  *   with its acks already done (a retry then finds those leases lost).
  * - A seq is `localSeq * N + index`: unique and increasing within a group, not across groups.
+ * - Events must be JSON (checked here, whatever the parts keep): over in-memory parts a
+ *   non-JSON event is refused, yet a lease carries the very object that was published.
  * - An empty claim costs N calls; idle consumers should wait on `onChange` instead of polling.
  */
-import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkSeq } from '../transport/shared.js';
+import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkSeq } from './shared.js';
 import { toJson } from '../validate.js';
 import type {
   AckAndClaimManyResult,
@@ -31,12 +35,17 @@ import type {
   Transport,
   TransportSnapshot,
   TransportStats,
-} from '../transport/contract.js';
-import { isChangeNotifier } from '../transport/contract.js';
+} from './contract.js';
+import { isChangeNotifier } from './contract.js';
 import { LeaseLostError } from '../errors.js';
 
-/** FNV-1a over the UTF-16 code units: stable across runtimes and releases (it decides where data lives). */
+/**
+ * The part a group lives in is `groupHash(groupId) % N`: FNV-1a over the UTF-16 code units, an
+ * unsigned 32-bit integer, stable across runtimes and releases (it decides where data lives).
+ * @throws TypeError when `groupId` is not a string.
+ */
 export function groupHash(groupId: string): number {
+  if (typeof groupId !== 'string') throw new TypeError(`groupId must be a string, got ${typeof groupId}`);
   let hash = 0x811c9dc5;
   for (let i = 0; i < groupId.length; i++) {
     hash ^= groupId.charCodeAt(i);
@@ -64,12 +73,19 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
   const inLease = (lease: Lease<E>): Lease<E> => ({ ...lease, seq: Math.floor(lease.seq / n) });
   /** The lease as its part knows it, or null when its seq cannot be of its group's part (then it holds nothing). */
   const localLease = (lease: Lease<E>): Lease<E> | null => (lease.seq % n === indexOf(lease.groupId) ? inLease(lease) : null);
-  /** Checks `lease` and routes `use` to its part; a lease that cannot be of that part is lost. */
+  /**
+   * Checks `lease` and routes `use` to its part; a lease that cannot be of that part is lost.
+   * The part's LeaseLostError names its own seq: the caller is told the seq it holds.
+   */
   const withLease = async <T>(lease: Lease<E>, use: (part: Transport<E>, local: Lease<E>) => Promise<T>): Promise<T> => {
     checkLease(lease, null);
     const local = localLease(lease);
     if (!local) throw new LeaseLostError(lease.seq, lease.attempt, lease.groupId);
-    return use(partOf(lease.groupId), local);
+    try {
+      return await use(partOf(lease.groupId), local);
+    } catch (error) {
+      throw error instanceof LeaseLostError ? new LeaseLostError(lease.seq, lease.attempt, lease.groupId) : error;
+    }
   };
   /** Claims from the parts in turn, starting with the next one, until `take` finds something. */
   const rotate = async <T>(take: (part: Transport<E>, index: number) => Promise<T | null>): Promise<T | null> => {
@@ -144,7 +160,7 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
     async ackAndClaim(lease: Lease<E>, workerId: string, visibilityMs: number, options?: ClaimOptions) {
       checkLease(lease, null);
       checkClaim(workerId, visibilityMs, options);
-      // One step in the lease's own object; the other objects are asked only if it has nothing.
+      // One step in the lease's own part; the other parts are asked only if it has nothing.
       const next = await withLease(lease, async (part, local) => outLease(await part.ackAndClaim(local, workerId, visibilityMs, options), indexOf(lease.groupId)));
       return next ?? transport.claim(workerId, visibilityMs, options);
     },

@@ -1,0 +1,83 @@
+/**
+ * The folder-edge check of `npm run typecheck` (scripts/check-imports.mjs): on a fixture tree
+ * that breaks each rule once it names exactly those imports, file and specifier; the real src/
+ * passes (with only the listed known edges); a listed edge that no import makes fails.
+ */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { checkImports, importsOf, KNOWN_VIOLATIONS } from '../scripts/check-imports.mjs';
+
+const fixture = fileURLToPath(new URL('./fixtures/imports/src/', import.meta.url));
+const script = fileURLToPath(new URL('../scripts/check-imports.mjs', import.meta.url));
+
+describe('the folder-edge check', () => {
+  it('names every wrong edge of the fixture tree, and only those', () => {
+    const { violations, allowed, stale } = checkImports(fixture, { known: [] });
+    expect(violations.map((v) => [v.file, v.specifier, v.target]).sort()).toEqual(
+      [
+        ['transport/queue.ts', '../browser/page.js', 'browser/page.ts'],
+        ['transport/queue.ts', '../remote/host.js', 'remote/host.ts'],
+        ['store/state.ts', '../runtime/loop.js', 'runtime/loop.ts'],
+        ['runtime/loop.ts', '../consume/drain.js', 'consume/drain.ts'],
+        ['remote/host.ts', '../durable-object/object.js', 'durable-object/object.ts'],
+        ['browser/page.ts', '../durable-object/object.js', 'durable-object/object.ts'],
+        ['durable-object/object.ts', 'leasehold/browser', 'browser/index.ts'],
+        ['durable-object/object.ts', '../browser/page.js', 'browser/page.ts'],
+        ['index.ts', './browser/page.js', 'browser/page.ts'],
+        ['vite/plugin.ts', '../../demo/app.js', 'test/fixtures/imports/demo/app.js'],
+        ['newthing/thing.ts', '', ''],
+      ].sort(),
+    );
+    expect(allowed).toBe(0);
+    expect(stale).toEqual([]);
+    const rule = (file: string, specifier: string) => violations.find((v) => v.file === file && v.specifier === specifier)!.rule;
+    expect(rule('transport/queue.ts', '../browser/page.js')).toMatch(/backends \(transport\) never imports platforms \(browser\)/);
+    expect(rule('browser/page.ts', '../durable-object/object.js')).toMatch(/platforms never import each other \(browser → durable-object\)/);
+    expect(rule('vite/plugin.ts', '../../demo/app.js')).toMatch(/never imports what lies outside it/);
+    expect(rule('newthing/thing.ts', '')).toMatch(/newthing is in no layer/);
+    expect(violations.find((v) => v.specifier === '../remote/host.js')!.line).toBe(3);
+  });
+
+  it('reads imports, re-exports, type-only imports, import() in code and in types, and new URL(…, import.meta.url)', () => {
+    const text = [
+      "import a from './a.js';",
+      "import type { B } from './b.js';",
+      "export * from './c.js';",
+      "export { d } from './d.js';",
+      "type E = import('./e.js').E;",
+      "const f = () => import('./f.js');",
+      "const g = new URL('./g.js', import.meta.url);",
+      "const h = new URL('./not-an-import.js', 'https://example.com');",
+      "const s = \"import x from './in-a-string.js'\";",
+    ].join('\n');
+    expect(importsOf('x.ts', text).map((i) => i.specifier)).toEqual(['./a.js', './b.js', './c.js', './d.js', './e.js', './f.js', './g.js']);
+  });
+
+  it('passes on src/ with the known edges allowed, and every known edge still exists', () => {
+    const { violations, allowed, stale } = checkImports(fileURLToPath(new URL('../src/', import.meta.url)));
+    expect(violations).toEqual([]);
+    expect(stale).toEqual([]);
+    expect(allowed).toBeGreaterThanOrEqual(KNOWN_VIOLATIONS.length);
+  });
+
+  it('fails on a known edge that no import makes any more, so the list is emptied as edges go', () => {
+    const { stale } = checkImports(fixture, { known: [['transport/queue.ts', 'browser/page.ts'], ['transport/queue.ts', 'sqlite/gone.ts']] });
+    expect(stale).toEqual([['transport/queue.ts', 'sqlite/gone.ts']]);
+  });
+
+  it('exits 1 from the command line, naming the file, line and import', () => {
+    const run = () => execFileSync(process.execPath, [script, fixture], { encoding: 'utf8', stdio: 'pipe' });
+    const error = (() => {
+      try {
+        run();
+      } catch (e) {
+        return e as { status: number; stderr: string };
+      }
+      throw new Error('the check passed on the fixture tree');
+    })();
+    expect(error.status).toBe(1);
+    expect(error.stderr).toContain("test/fixtures/imports/src/transport/queue.ts:2: '../browser/page.js' (→ browser/page.ts): backends (transport) never imports platforms (browser): arrows run down the layers");
+    expect(error.stderr.trim().split('\n')).toHaveLength(11);
+  });
+});
