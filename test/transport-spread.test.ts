@@ -16,6 +16,8 @@ import { describeTransport, type TransportCaps } from './conformance/transport.j
 
 /** What spreadTransport's module comment says holds only within one part. */
 const spreadLimits: TransportCaps['limits'] = { roundRobinPerPart: true };
+/** Over parts with their own queue names, a lease names its part's queue. */
+const namedParts: TransportCaps['limits'] = { ...spreadLimits, partQueues: true };
 
 const overMemory = (n: number) => async (options: Omit<TransportOptions, 'clock'>) => {
   const clock = new ManualClock(1_000_000);
@@ -28,7 +30,7 @@ describeTransport('spreadTransport over 3 InMemoryTransports', { json: true, per
 
 describeTransport(
   'spreadTransport over 3 SqliteTransports (one sqlite-wasm database, three queue names)',
-  { json: true, persistent: false, namedQueues: true, limits: spreadLimits },
+  { json: true, persistent: false, namedQueues: true, limits: namedParts },
   async (options) => {
     const clock = new ManualClock(1_000_000);
     const db = await openWasmDatabase();

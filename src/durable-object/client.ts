@@ -144,3 +144,4 @@ function randomId(): string {
 }
 
 export { groupHash, spreadTransport } from '../transport/spread.js';
+export type { WebSocketClass } from './socket.js';

@@ -17,7 +17,9 @@ export { LeaseholdObject } from './object.js';
 export type { LeaseholdEnv } from './object.js';
 export type { CallAnswer, CallBody } from './protocol.js';
 export type { ObjectOptions } from './core.js';
-export type { DurableObjectStateLike, DurableObjectStorageLike, SqlStorageLike } from './types.js';
+export type { DurableObjectStateLike, DurableObjectStorageLike, SqlCursorLike, SqlStorageLike, WebSocketLike } from './types.js';
+export type { Target } from '../remote/methods.js';
+export type { Answer, RemoteCall, WireError } from '../remote/wire.js';
 
 /** The part of a Durable Object stub the wrappers call (any `LeaseholdObject` stub has it). */
 export interface LeaseholdStub {
