@@ -1,9 +1,13 @@
 import { defineConfig } from '@playwright/test';
 import { chromiumArgs, findChromium } from './scripts/chromium.mjs';
+import { freePort } from './scripts/ports.mjs';
 
 const executablePath = await findChromium();
-// Overridable so two runs (two engineers on one machine) do not fight over the port or the build.
-const port = Number(process.env.E2E_PORT ?? 4173);
+// A port the OS hands out, never a fixed one: a run must not depend on what else listens on the
+// machine. Chosen once, in the runner, and kept in the environment, which its workers inherit
+// (each loads this file again and must reach the same server).
+process.env.E2E_PORT ??= String(await freePort());
+const port = Number(process.env.E2E_PORT);
 const outDir = process.env.E2E_OUT_DIR ?? 'dist-demo';
 
 export default defineConfig({

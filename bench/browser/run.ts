@@ -22,6 +22,7 @@ import { chromiumArgs, findChromium } from '../../scripts/chromium.mjs';
 import { sharedAliases } from '../../vite.config.ts';
 import { type BenchRow, median, spreadOf, table, times } from '../lib.js';
 import { apiRows, type ApiSetup, fairness, type FairnessFigures } from './api.js';
+import { freePort } from '../../scripts/ports.mjs';
 
 const quick = process.argv.includes('--quick');
 const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -29,7 +30,7 @@ const onlyLane = option('lane');
 const onlyApi = option('api');
 if (onlyLane !== undefined && onlyLane !== 'profile' && onlyLane !== 'incognito') throw new RangeError('--lane must be profile or incognito');
 const runs = quick ? 3 : 5;
-const port = Number(process.env.BENCH_PORT ?? 4180);
+const port = process.env.BENCH_PORT ? Number(process.env.BENCH_PORT) : await freePort();
 const root = new URL('.', import.meta.url).pathname;
 const outDir = new URL('../../.tmp/bench-browser/', import.meta.url).pathname;
 
