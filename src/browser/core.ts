@@ -21,6 +21,7 @@ import type { SqlTracer } from './trace.js';
 import { DEFAULT_QUEUE } from '../transport/contract.js';
 import { checkId } from '../validate.js';
 import type { CallMessage } from './wire.js';
+import { migrateHost } from './journal.js';
 
 /** Calls that change data: journaled, so a retry is answered instead of applied again. */
 const CHANGING: Record<'transport' | 'store', ReadonlySet<string>> = {
@@ -90,6 +91,8 @@ export class HostCore {
       prepare: (sql) => db.prepare(sql),
       exec: (sql) => db.exec(sql),
       close: () => db.close(),
+      schemaVersion: (component) => db.schemaVersion(component),
+      setSchemaVersion: (component, version) => db.setSchemaVersion(component, version),
       // Every changing call runs exactly one transaction whose body returns the call's result;
       // writing that result here, inside the same transaction (or savepoint), makes applying a
       // call and remembering its answer one atomic step.
@@ -116,6 +119,7 @@ export class HostCore {
     };
     this.transport = this.#openQueue(DEFAULT_QUEUE);
     this.store = new SqliteStore(journaled, options.traceMax === undefined ? {} : { traceMax: options.traceMax });
+    migrateHost(db);
     this.#readJournal = db.prepare('SELECT result FROM lh_calls WHERE id = ?');
     this.#writeJournal = db.prepare('INSERT INTO lh_calls (id, result, at) VALUES (?, ?, ?)');
     this.#pruneJournal = db.prepare('DELETE FROM lh_calls WHERE at < ?');
