@@ -18,6 +18,7 @@ export type LeaseholdErrorCode =
   | 'STORAGE_BUSY'
   | 'STORAGE_UNAVAILABLE'
   | 'STORAGE_FAILED'
+  | 'SCHEMA_TOO_NEW'
   | 'DRIVER_MISSING'
   /** A remote host refused the caller's credentials (HTTP 401 or 403): nothing was applied. */
   | 'ACCESS_DENIED';
@@ -85,5 +86,34 @@ export class ClosedError extends LeaseholdError {
 
   constructor(what: string) {
     super('CLOSED', `${what} is closed`);
+  }
+}
+
+/**
+ * The database was written by a newer leasehold: a component of its schema (`'core'`, the
+ * transport and store tables; `'host'`, the browser host's call journal) is at version `found`,
+ * and this leasehold knows versions up to `supported` only. Nothing was read or changed, and the
+ * data is fine: upgrade leasehold (in every process and tab that opens the database) to open it.
+ * Not a {@link StorageError}: the storage did not fail, and its advice (restore a copy, free
+ * space) would be wrong here.
+ */
+export class SchemaTooNewError extends LeaseholdError {
+  override name = 'SchemaTooNewError';
+
+  /**
+   * @param database what holds the schema, for the message: `database "queue.db"`, or a
+   *   PostgreSQL schema and server.
+   */
+  constructor(
+    readonly database: string,
+    readonly component: string,
+    readonly found: number,
+    readonly supported: number,
+  ) {
+    super(
+      'SCHEMA_TOO_NEW',
+      `${database} has leasehold schema version ${found} (${component}), newer than the ${supported} this leasehold supports: ` +
+        'it was written by a newer version of leasehold. Upgrade leasehold to open it; nothing was changed.',
+    );
   }
 }

@@ -4,7 +4,7 @@
  * clock, the in-memory and SQL backends and the runtime; it loads no SQLite package itself
  * (the drivers live in `leasehold/sqlite-wasm` and `leasehold/better-sqlite3`).
  */
-export { ClosedError, LeaseholdError, LeaseLostError, StorageError, StoreConflictError } from './errors.js';
+export { ClosedError, LeaseholdError, LeaseLostError, SchemaTooNewError, StorageError, StoreConflictError } from './errors.js';
 export type { LeaseholdErrorCode } from './errors.js';
 export { ManualClock, systemClock } from './clock.js';
 export type { Clock } from './clock.js';

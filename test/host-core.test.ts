@@ -8,7 +8,7 @@ import { openWasmDatabase } from '../src/sqlite/wasm.js';
 import type { AckManyResult, Lease } from '../src/transport/contract.js';
 import type { CallMessage } from '../src/browser/protocol.js';
 import { errorFromWire, errorToWire, leaseFences, sameLeases } from '../src/remote/wire.js';
-import { LeaseLostError, StorageError, StoreConflictError } from '../src/errors.js';
+import { LeaseLostError, SchemaTooNewError, StorageError, StoreConflictError } from '../src/errors.js';
 
 let ids = 0;
 const call = (target: CallMessage['target'], method: string, args: unknown[], now = 1000, id = `c${++ids}`): CallMessage => ({ kind: 'call', id, target, method, args, now });
@@ -84,6 +84,7 @@ describe('errors across the worker boundary', () => {
       new LeaseLostError(7, 2, 'g'),
       new StoreConflictError('exe', 1, 3),
       new StorageError('STORAGE_FULL', 'full'),
+      new SchemaTooNewError('database "x"', 'host', 2, 1),
       new TypeError('bad type'),
       new RangeError('bad value'),
     ];

@@ -80,6 +80,8 @@ export class SqlTracer implements CallTracer {
       prepare: (sql) => this.#statement(sql, db.prepare(sql)),
       exec: (sql) => db.exec(sql),
       close: () => db.close(),
+      schemaVersion: (component) => db.schemaVersion(component),
+      setSchemaVersion: (component, version) => db.setSchemaVersion(component, version),
       transaction: (body) => {
         this.#push('BEGIN IMMEDIATE');
         this.#inTransaction = true;

@@ -3,28 +3,24 @@
  * {@link SqlDatabase} seam, so `SqliteTransport`, `SqliteStore` and the `Runtime` run inside an
  * object unchanged.
  *
- * Three differences from a plain SQLite connection are bridged here, none of them visible to the
- * backends:
+ * The differences from a plain SQLite connection are bridged here, none of them visible to the
+ * backends, and without reading the SQL they are given:
  * - Durable Objects refuse `BEGIN`/`COMMIT`: a transaction runs through
  *   `ctx.storage.transactionSync`, which commits when its callback returns and rolls back when it
  *   throws. The object is single-threaded, so nothing else can run inside it meanwhile.
- * - They refuse `PRAGMA user_version` (SQLITE_AUTH), which the schema's migrations are numbered
- *   by: the driver keeps that number in a one-row table, `lh_user_version`, instead.
+ * - They refuse `PRAGMA user_version` (SQLITE_AUTH), where a SQLite file keeps the core schema's
+ *   version: here it is kept in a one-row table, `lh_user_version`, as every leasehold before
+ *   per-component versions kept it; other components' versions in `lh_schema_versions`.
  * - A cursor's `rowsWritten` counts index and trigger writes, not the rows a statement changed:
  *   `run()` asks SQLite's `changes()` afterwards, which counts exactly those.
- * - `PRAGMA locking_mode` is refused too; the answer is `exclusive`, which is the truth: the object
- *   is the only connection to its database, so there are no other writers to watch for.
+ * - The object is the only connection to its database: no other writer can commit, so there is
+ *   no `watchCommits`.
+ * - `exec` refuses text that ends in comments after its last statement ("SQL code did not
+ *   contain a statement"): migrations must end with a statement.
  */
 import { ClosedError } from '../errors.js';
-import { toStorageError, type SqlDatabase, type SqlStatement, type SqlValue } from '../sqlite/driver.js';
+import { checkComponent, checkSchemaVersion, componentVersions, CORE_COMPONENT, hasTable, toStorageError, type Queries, type SqlDatabase, type SqlRow, type SqlStatement, type SqlValue } from '../sqlite/driver.js';
 import type { DurableObjectStorageLike } from './types.js';
-
-const READ_VERSION = /^\s*PRAGMA\s+user_version\s*;?\s*$/i;
-const WRITE_VERSION = /^\s*PRAGMA\s+user_version\s*=\s*(\d+)\s*;?\s*$/i;
-const READ_LOCKING_MODE = /^\s*PRAGMA\s+locking_mode\s*;?\s*$/i;
-const TRAILING_COMMENTS = /(?:\s*--[^\n]*)*\s*$/;
-/** Statements whose `run()` result (rows changed) callers read. */
-const CHANGES_ROWS = /^\s*(INSERT|UPDATE|DELETE|REPLACE|WITH)\b/i;
 
 /**
  * The SQLite result code in a Durable Object's error message, which ends with the code name
@@ -61,7 +57,6 @@ export function fromDurableObjectStorage(storage: DurableObjectStorageLike): Sql
   const filename = 'durable-object';
   let closed = false;
   let inTransaction = false;
-  let versionTable = false;
   /** Rows written so far, as Cloudflare bills them (index and trigger writes included). */
   let rowsWritten = 0;
 
@@ -82,38 +77,30 @@ export function fromDurableObjectStorage(storage: DurableObjectStorageLike): Sql
     rowsWritten += cursor.rowsWritten;
     return rows;
   };
-  const ensureVersionTable = (): void => {
-    if (versionTable) return;
-    sql.exec('CREATE TABLE IF NOT EXISTS lh_user_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)');
-    versionTable = true;
+  // The version bookkeeping goes through `exec` too: what it writes is billed like the rest.
+  const queries: Queries = {
+    get: (query, ...params) => exec(query, params)[0] as SqlRow | undefined,
+    run: (query, ...params) => void exec(query, params),
   };
-  const readVersion = (): number => {
-    ensureVersionTable();
-    return Number(sql.exec('SELECT version FROM lh_user_version WHERE id = 1').toArray()[0]?.version ?? 0);
-  };
-  const writeVersion = (version: number): void => {
-    ensureVersionTable();
-    sql.exec('INSERT INTO lh_user_version (id, version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET version = excluded.version', version);
+  const versions = componentVersions(queries);
+  const readCoreVersion = (): number =>
+    hasTable(queries, 'lh_user_version') ? Number(queries.get('SELECT version FROM lh_user_version WHERE id = 1')?.version ?? 0) : 0;
+  const writeCoreVersion = (version: number): void => {
+    queries.run('CREATE TABLE IF NOT EXISTS lh_user_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)');
+    queries.run('INSERT INTO lh_user_version (id, version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET version = excluded.version', version);
   };
 
   const prepare = (query: string): SqlStatement => {
     ensureOpen();
-    if (READ_VERSION.test(query)) {
-      const row = <T>() => mapped(() => ({ user_version: readVersion() }) as T);
-      return { run: () => 0, get: row, all: <T>() => [row<T>()] };
-    }
-    if (READ_LOCKING_MODE.test(query)) {
-      const row = <T>() => ({ locking_mode: 'exclusive' }) as T;
-      return { run: () => 0, get: row, all: <T>() => [row<T>()] };
-    }
-    const countsChanges = CHANGES_ROWS.test(query);
     // The object's SQL API compiles and caches statements by their text, so there is nothing to
-    // prepare ahead: each call sends the query again.
+    // prepare ahead: each call sends the query again. `changes()` is asked after every run
+    // rather than telling writes from other statements by their text: the backends run() writes
+    // (which asked it before too); for anything else the number means nothing, as the seam says.
     return {
       run: (...params) =>
         mapped(() => {
           exec(query, params);
-          return countsChanges ? Number(sql.exec('SELECT changes() AS n').toArray()[0]!.n) : 0;
+          return Number(sql.exec('SELECT changes() AS n').toArray()[0]!.n);
         }),
       get: <T>(...params: SqlValue[]) => mapped(() => exec(query, params)[0] as T | undefined),
       all: <T>(...params: SqlValue[]) => mapped(() => exec(query, params) as T[]),
@@ -124,13 +111,7 @@ export function fromDurableObjectStorage(storage: DurableObjectStorageLike): Sql
     filename,
     prepare,
     exec(query) {
-      mapped(() => {
-        const write = WRITE_VERSION.exec(query);
-        if (write) writeVersion(Number(write[1]));
-        // The object's exec refuses text that ends in comments after the last statement
-        // ("SQL code did not contain a statement"), which the schema's migrations have.
-        else sql.exec(query.replace(TRAILING_COMMENTS, ''));
-      });
+      mapped(() => void sql.exec(query));
     },
     transaction<T>(body: () => T): T {
       ensureOpen();
@@ -153,6 +134,17 @@ export function fromDurableObjectStorage(storage: DurableObjectStorageLike): Sql
       } catch (error) {
         throw toStorageError(error, codeOf(error), filename);
       }
+    },
+    schemaVersion(component) {
+      checkComponent(component);
+      return mapped(() => (component === CORE_COMPONENT ? readCoreVersion() : versions.read(component)));
+    },
+    setSchemaVersion(component, version) {
+      checkComponent(component);
+      checkSchemaVersion(version);
+      ensureOpen();
+      if (!inTransaction) throw new Error('leasehold: setSchemaVersion outside a transaction');
+      mapped(() => (component === CORE_COMPONENT ? writeCoreVersion(version) : versions.write(component, version)));
     },
     close() {
       closed = true;

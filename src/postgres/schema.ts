@@ -7,7 +7,7 @@
  * functions never depend on the caller's `search_path`.
  * @internal
  */
-import { StorageError } from '../errors.js';
+import { SchemaTooNewError } from '../errors.js';
 import type { PgDatabase, PgQueryable } from './driver.js';
 import { storeMigration } from './store-sql.js';
 import { ackClaimManyMigration } from './transport-ack-claim-many-sql.js';
@@ -48,7 +48,7 @@ async function version(db: PgQueryable, s: string): Promise<number> {
 /**
  * Brings `schema` up to {@link PG_SCHEMA_VERSION}, creating it if needed, in one transaction
  * under a transaction-level advisory lock on the schema's name.
- * @throws StorageError (STORAGE_CORRUPT) when the schema was written by a newer leasehold.
+ * @throws SchemaTooNewError when the schema was written by a newer leasehold; nothing is changed.
  */
 export async function migratePostgres(db: PgDatabase, schema: string): Promise<void> {
   const s = quoteIdent(schema);
@@ -59,10 +59,7 @@ export async function migratePostgres(db: PgDatabase, schema: string): Promise<v
     await tx.query(`CREATE TABLE IF NOT EXISTS ${s}.lh_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
     const current = await version(tx, s);
     if (current > PG_SCHEMA_VERSION) {
-      throw new StorageError(
-        'STORAGE_CORRUPT',
-        `schema ${s} in ${db.label} has leasehold schema version ${current}, newer than this leasehold (${PG_SCHEMA_VERSION}); upgrade leasehold to use it`,
-      );
+      throw new SchemaTooNewError(`schema ${s} in ${db.label}`, 'core', current, PG_SCHEMA_VERSION);
     }
     for (let v = current; v < PG_SCHEMA_VERSION; v++) {
       for (const statement of migrations[v]!(s)) await tx.query(statement);

@@ -20,6 +20,7 @@ import { SqliteStore } from '../store/sqlite.js';
 import { DEFAULT_QUEUE } from '../transport/contract.js';
 import { SqliteTransport } from '../transport/sqlite.js';
 import { checkId } from '../validate.js';
+import { migrateHost } from './journal.js';
 import { methodSpec } from './methods.js';
 import type { RemoteCall } from './wire.js';
 
@@ -80,7 +81,8 @@ export class SqlHost {
   #closed = false;
 
   /**
-   * @throws StorageError when the schema cannot be created or migrated; TypeError / RangeError for bad options.
+   * @throws StorageError when the schema cannot be created or migrated; SchemaTooNewError when a
+   *   newer leasehold wrote it; TypeError / RangeError for bad options.
    */
   constructor(db: SqlDatabase, options: SqlHostOptions = {}) {
     const tracer = options.tracer;
@@ -96,6 +98,8 @@ export class SqlHost {
       prepare: (sql) => db.prepare(sql),
       exec: (sql) => db.exec(sql),
       close: () => db.close(),
+      schemaVersion: (component) => db.schemaVersion(component),
+      setSchemaVersion: (component, version) => db.setSchemaVersion(component, version),
       // A queue's first call creates its transport (its counters row) while a batch may be open.
       transaction: (body) => (this.#inBatch ? savepoint!(body) : db.transaction(body)),
     };
@@ -103,6 +107,7 @@ export class SqlHost {
     this.store = new SqliteStore(this.#backendDb, options.traceMax === undefined ? {} : { traceMax: options.traceMax });
     this.transport(DEFAULT_QUEUE);
     if (options.journal) {
+      migrateHost(db);
       this.#journal = {
         read: db.prepare('SELECT result FROM lh_calls WHERE id = ?'),
         write: db.prepare('INSERT INTO lh_calls (id, result, at) VALUES (?, ?, ?)'),

@@ -8,7 +8,7 @@
  * @internal
  */
 import type { AckManyResult, Lease } from '../transport/contract.js';
-import { ClosedError, LeaseholdError, type LeaseholdErrorCode, LeaseLostError, StorageError, StoreConflictError } from '../errors.js';
+import { ClosedError, LeaseholdError, type LeaseholdErrorCode, LeaseLostError, SchemaTooNewError, StorageError, StoreConflictError } from '../errors.js';
 import type { Target } from './methods.js';
 
 /** One contract call, as the method table describes it. */
@@ -39,6 +39,9 @@ export function errorToWire(error: unknown): WireError {
   if (error instanceof StoreConflictError) {
     return { name: error.name, message: error.message, code: error.code, fields: { executionId: error.executionId, expected: error.expected, found: error.found } };
   }
+  if (error instanceof SchemaTooNewError) {
+    return { name: error.name, message: error.message, code: error.code, fields: { database: error.database, component: error.component, found: error.found, supported: error.supported } };
+  }
   if (error instanceof LeaseholdError) return { name: error.name, message: error.message, code: error.code };
   if (error instanceof Error) return { name: error.name, message: error.message };
   return { name: 'Error', message: String(error) };
@@ -52,6 +55,8 @@ export function errorFromWire(wire: WireError): Error {
       return new LeaseLostError(f.seq as number, f.attempt as number, f.groupId as string);
     case 'StoreConflictError':
       return new StoreConflictError(f.executionId as string, f.expected as number, f.found as number);
+    case 'SchemaTooNewError':
+      return new SchemaTooNewError(f.database as string, f.component as string, f.found as number, f.supported as number);
     case 'ClosedError': {
       const closed = new ClosedError('database');
       closed.message = wire.message;

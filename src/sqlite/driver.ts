@@ -7,6 +7,7 @@
  * other call can interleave inside it, and SQLite's write lock serializes connections.
  */
 import { ClosedError, LeaseholdError, StorageError } from '../errors.js';
+import { pollCommits } from './commits.js';
 
 /** A value SQLite binds or returns. Integers beyond 2^53 are not used by leasehold. */
 export type SqlValue = string | number | bigint | null | Uint8Array;
@@ -16,7 +17,10 @@ export type SqlRow = Record<string, SqlValue>;
 
 /** A statement prepared once and run many times with positional (`?`) parameters. */
 export interface SqlStatement {
-  /** Runs the statement; returns how many rows it changed. */
+  /**
+   * Runs the statement; returns how many rows it changed if it is an INSERT, UPDATE or DELETE
+   * (rows its triggers changed not counted). For other statements the number means nothing.
+   */
   run(...params: SqlValue[]): number;
   /** Runs the statement and returns its first row, or undefined. */
   get<T = SqlRow>(...params: SqlValue[]): T | undefined;
@@ -51,10 +55,101 @@ export interface SqlDatabase {
    * Optional: drivers without it get one transaction per call.
    */
   savepoint?<T>(body: () => T): T;
+  /**
+   * The schema version of `component` in this database, 0 where it has none yet. Each part of
+   * leasehold that keeps tables in a database numbers its own migrations (see
+   * `migrateComponent`): {@link CORE_COMPONENT}, the transport and the store, and `'host'`, the
+   * browser host's call journal. Read it inside {@link SqlDatabase.transaction} to act on it:
+   * outside one, another connection may change it at any moment.
+   *
+   * Where it is kept is the driver's business: the core's in SQLite's `user_version` header
+   * field on a file (where every leasehold before components kept its one number) and in the
+   * table `lh_user_version` in a Durable Object (which refuses that PRAGMA); every other
+   * component's in the table `lh_schema_versions`.
+   * @throws TypeError when `component` is not a non-empty string.
+   */
+  schemaVersion(component: string): number;
+  /**
+   * Records `version` as `component`'s schema version, as part of the current transaction: it
+   * commits, or rolls back, with the migration it belongs to.
+   * @throws Error outside {@link SqlDatabase.transaction}; TypeError / RangeError when
+   *   `component` is not a non-empty string or `version` not an integer from 0 to 2^31 − 1.
+   */
+  setSchemaVersion(component: string, version: number): void;
+  /**
+   * Calls `listener` within about 100 ms after another connection commits to this database,
+   * until the returned function is called (once or many times). Present only where other
+   * connections can exist, on a file; absent where this connection is the only one (in memory,
+   * a Durable Object) or the runtime has no timers. On a connection in exclusive locking mode
+   * (the browser host's owner) nobody else can commit: it watches nothing.
+   *
+   * A listener that throws does not stop the others; its error is rethrown from the timer.
+   * @throws TypeError when `listener` is not a function; ClosedError after `close()`.
+   */
+  watchCommits?(listener: () => void): () => void;
   /** Closes the connection. Further use throws a {@link ClosedError}. Idempotent. */
   close(): void;
   /** Whether `close()` has been called. */
   readonly closed: boolean;
+}
+
+/**
+ * The component of the transport and store tables. Its version is the one number every
+ * leasehold before per-component versions kept, so it stays where they kept it.
+ */
+export const CORE_COMPONENT = 'core';
+
+/** Where every component's version but the core's is kept: one row per component. */
+const COMPONENT_TABLE = 'CREATE TABLE IF NOT EXISTS lh_schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID';
+const HAS_TABLE = "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ?";
+const READ_COMPONENT = 'SELECT version FROM lh_schema_versions WHERE component = ?';
+const WRITE_COMPONENT = 'INSERT INTO lh_schema_versions (component, version) VALUES (?, ?) ON CONFLICT (component) DO UPDATE SET version = excluded.version';
+
+/** Throws a TypeError unless `component` is a non-empty string. @internal */
+export function checkComponent(component: unknown): asserts component is string {
+  if (typeof component !== 'string' || component.length === 0) {
+    throw new TypeError(`component must be a non-empty string, got ${typeof component === 'string' ? '""' : String(component)}`);
+  }
+}
+
+/** Throws a TypeError / RangeError unless `version` is an integer from 0 to 2^31 − 1. @internal */
+export function checkSchemaVersion(version: unknown): asserts version is number {
+  if (typeof version !== 'number') throw new TypeError(`version must be a number, got ${typeof version}`);
+  // user_version is a signed 32-bit field; every component obeys the same bound.
+  if (!Number.isInteger(version) || version < 0 || version > 2 ** 31 - 1) {
+    throw new RangeError(`version must be an integer from 0 to 2^31 - 1, got ${version}`);
+  }
+}
+
+/**
+ * How a driver runs one statement for {@link componentVersions}, with its errors mapped: `get`
+ * for the first row of a query, `run` for a statement that returns none.
+ * @internal
+ */
+export interface Queries {
+  get(sql: string, ...params: SqlValue[]): SqlRow | undefined;
+  run(sql: string, ...params: SqlValue[]): void;
+}
+
+/**
+ * Reads and writes the versions kept in `lh_schema_versions`, for every driver alike. A read
+ * asks whether the table exists before touching it, so a database that never had one is not
+ * written to (or, in sqlite-wasm, logged a failed statement) just to learn its version is 0.
+ * @internal
+ */
+export function componentVersions(q: Queries): { read(component: string): number; write(component: string, version: number): void } {
+  return {
+    read: (component) => (hasTable(q, 'lh_schema_versions') ? Number(q.get(READ_COMPONENT, component)?.version ?? 0) : 0),
+    write: (component, version) => {
+      q.run(COMPONENT_TABLE);
+      q.run(WRITE_COMPONENT, component, version);
+    },
+  };
+}
+
+/** Whether the database has a table named `name`. @internal */
+export function hasTable(q: Queries, name: string): boolean {
+  return q.get(HAS_TABLE, name) !== undefined;
 }
 
 /** SQLite primary result codes leasehold maps to a storage error (the low byte of extended codes). */
@@ -175,7 +270,31 @@ export function createSqlDatabase(raw: RawConnection): SqlDatabase {
   const release = raw.prepare('RELEASE lh_call');
   const rollbackTo = raw.prepare('ROLLBACK TO lh_call');
 
-  return {
+  // Statements prepared on first use and kept: a migration check runs on every open.
+  const statements = new Map<string, SqlStatement>();
+  const statement = (sql: string): SqlStatement => {
+    let found = statements.get(sql);
+    if (!found) statements.set(sql, (found = prepare(sql)));
+    return found;
+  };
+  const queries: Queries = {
+    get: (sql, ...params) => statement(sql).get(...params),
+    run: (sql, ...params) => void statement(sql).run(...params),
+  };
+  const one = queries.get;
+  const versions = componentVersions(queries);
+  // No other connection can commit to a database in memory (each is private to its connection).
+  const shared = raw.filename !== '' && raw.filename !== ':memory:';
+  const watchCommits = shared
+    ? pollCommits({
+        dataVersion: () => Number(one('PRAGMA data_version')!.data_version),
+        exclusive: () => String(one('PRAGMA locking_mode')?.locking_mode).toLowerCase() === 'exclusive',
+        closed: () => closed,
+        ensureOpen,
+      })
+    : undefined;
+
+  const database: SqlDatabase = {
     filename: raw.filename,
     prepare,
     exec(sql) {
@@ -236,6 +355,20 @@ export function createSqlDatabase(raw: RawConnection): SqlDatabase {
         throw mapped;
       }
     },
+    schemaVersion(component) {
+      checkComponent(component);
+      if (component === CORE_COMPONENT) return Number(one('PRAGMA user_version')!.user_version);
+      return versions.read(component);
+    },
+    setSchemaVersion(component, version) {
+      checkComponent(component);
+      checkSchemaVersion(version);
+      ensureOpen();
+      if (!inTransaction) throw new Error('leasehold: setSchemaVersion outside a transaction');
+      // A PRAGMA takes no bound parameters; `version` is a checked integer.
+      if (component === CORE_COMPONENT) database.exec(`PRAGMA user_version = ${version}`);
+      else versions.write(component, version);
+    },
     close() {
       if (closed) return;
       closed = true;
@@ -245,4 +378,6 @@ export function createSqlDatabase(raw: RawConnection): SqlDatabase {
       return closed;
     },
   };
+  if (watchCommits) database.watchCommits = watchCommits;
+  return database;
 }

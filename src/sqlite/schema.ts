@@ -1,14 +1,53 @@
 /**
- * The leasehold schema, for the transport and the store together: the browser host keeps both
- * in one database file, so one numbered, forward-only migration list (tracked in
- * `PRAGMA user_version`) avoids two components fighting over one version number. Every table
- * is prefixed `lh_` so leasehold can share a database with an application's own tables.
+ * The leasehold schema of the transport and the store, the `'core'` component, and the
+ * migration runner every component of a SQLite database shares. The transport and the store
+ * keep one numbered, forward-only list (the browser host keeps both in one file, and their
+ * tables grew together); a host that keeps tables of its own beside them (the call journal)
+ * numbers its own list under its own component name, so a database holds only the tables of
+ * the components that use it. Every table is prefixed `lh_` so leasehold can share a database
+ * with an application's own tables.
  * @internal
  */
-import { StorageError } from '../errors.js';
-import type { SqlDatabase } from './driver.js';
+import { SchemaTooNewError } from '../errors.js';
+import { CORE_COMPONENT, type SqlDatabase } from './driver.js';
 
-/** Each entry moves the schema from version i to i + 1. Never edit a released entry; append. */
+/**
+ * Brings `component`'s tables in `db` up to version `migrations.length`: entry i moves the
+ * component from version i to i + 1, each in its own transaction together with its version
+ * (see {@link SqlDatabase.setSchemaVersion}). An empty entry is a step that does nothing.
+ * Safe to call from several connections at once: the version is read again
+ * under the write lock before each step. Costs one version read when the schema is current.
+ *
+ * @throws SchemaTooNewError when the database holds a version above `migrations.length`
+ *   (written by a newer leasehold); nothing is changed.
+ * @throws TypeError when `component` is not a non-empty string or `migrations` not an array of strings.
+ */
+export function migrateComponent(db: SqlDatabase, component: string, migrations: readonly string[]): void {
+  if (!Array.isArray(migrations) || migrations.some((m) => typeof m !== 'string')) {
+    throw new TypeError('migrations must be an array of SQL strings');
+  }
+  const target = migrations.length;
+  if (db.schemaVersion(component) === target) return;
+  for (;;) {
+    const done = db.transaction(() => {
+      const version = db.schemaVersion(component);
+      if (version > target) throw new SchemaTooNewError(`database ${JSON.stringify(db.filename)}`, component, version, target);
+      if (version === target) return true;
+      const step = migrations[version]!;
+      // Not exec(''): a Durable Object refuses text without a statement.
+      if (step !== '') db.exec(step);
+      db.setSchemaVersion(component, version + 1);
+      return false;
+    });
+    if (done) return;
+  }
+}
+
+/**
+ * The core component's migrations: each entry moves the schema from version i to i + 1. Append;
+ * a released entry may change only where no database, old or new, ends up different from what
+ * the later entries expect (entry 3). None may end in a comment (a Durable Object refuses that).
+ */
 const migrations: readonly string[] = [
   // 1: the transport. Times are integer milliseconds from the injected clock.
   //
@@ -122,18 +161,14 @@ const migrations: readonly string[] = [
     next_index   INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
-  // 3: the browser host's call journal: the result of every changing call, written in the call's
-  // own transaction, so a call retried after its answer was lost (the owner tab died) is answered
-  // from here instead of being applied twice. Pruned after a few minutes.
-  `
-  CREATE TABLE lh_calls (
-    id     TEXT    PRIMARY KEY,
-    result TEXT,                                   -- JSON of the call's result; NULL for none
-    at     INTEGER NOT NULL                        -- wall time it was written, for pruning
-  ) WITHOUT ROWID;
-  -- No index on 'at': it would cost every forwarded call one more written page, while pruning
-  -- (a scan of a few minutes' worth of rows, every thousand calls) is cheap without it.
-  `,
+  // 3: was the browser host's call journal, `lh_calls`, created in every database. It is the
+  // host's own now (component 'host', see remote/journal.ts), so a file, a Durable Object or a
+  // Node database no host serves holds no journal. The step stays, empty, because the number is
+  // released: every database at version 3 or later counts it, and entry 4 must stay entry 4.
+  // Databases that ran it keep their `lh_calls`, which is why the host creates it IF NOT EXISTS;
+  // and a database a browser host of this version made has it from the host's migration, so an
+  // older host (a tab not yet reloaded) that opens it finds its journal where it looks.
+  '',
   // 4: named queues and delayed publish. Every transport table gains a `queue_id` column leading
   // its keys, so queues in one file are independent (own seqs, claim counter, groups, keys, dead
   // letters) and each claim still walks one index range. The id is a small integer (the name
@@ -261,33 +296,13 @@ const migrations: readonly string[] = [
   `,
 ];
 
-/** The schema version this build of leasehold writes. */
+/** The core schema version this build of leasehold writes. */
 export const SCHEMA_VERSION = migrations.length;
 
 /**
- * Brings `db` up to {@link SCHEMA_VERSION}, each migration in its own transaction. Safe to call
- * from several components and connections: the version is re-read under the write lock.
- *
- * @throws LeaseholdError (STORAGE_CORRUPT) when the file was written by a newer leasehold.
+ * Brings the transport and store tables of `db` up to {@link SCHEMA_VERSION}.
+ * @throws SchemaTooNewError when the database was written by a newer leasehold.
  */
 export function migrate(db: SqlDatabase): void {
-  const readVersion = db.prepare('PRAGMA user_version');
-  const current = (): number => Number(readVersion.get<{ user_version: number }>()?.user_version ?? 0);
-  if (current() === SCHEMA_VERSION) return;
-  for (;;) {
-    const done = db.transaction(() => {
-      const version = current();
-      if (version > SCHEMA_VERSION) {
-        throw new StorageError(
-          'STORAGE_CORRUPT',
-          `database ${JSON.stringify(db.filename)} has schema version ${version}, newer than this leasehold (${SCHEMA_VERSION}); upgrade leasehold to open it`,
-        );
-      }
-      if (version === SCHEMA_VERSION) return true;
-      db.exec(migrations[version]!);
-      db.exec(`PRAGMA user_version = ${version + 1}`);
-      return false;
-    });
-    if (done) return;
-  }
+  migrateComponent(db, CORE_COMPONENT, migrations);
 }

@@ -35,7 +35,6 @@ import {
   waitingState,
 } from './shared.js';
 import { Listeners } from './notifier.js';
-import { watchDataVersion } from './watch.js';
 import { changed, inTransaction, type Operation, operation, type OperationsOf, outsideTransaction, unchanged } from '../sqlite/operation.js';
 import type {
   AckAndClaimManyResult,
@@ -613,7 +612,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
    */
   onChange(listener: () => void): () => void {
     const unsubscribe = this.#listeners.add(listener);
-    if (!this.#closed && this.#unwatch === null) this.#unwatch = watchDataVersion(this.#db, () => this.#listeners.notify());
+    if (!this.#closed && this.#unwatch === null) this.#unwatch = this.#db.watchCommits?.(() => this.#listeners.notify()) ?? null;
     return () => {
       unsubscribe();
       if (this.#listeners.size === 0) {

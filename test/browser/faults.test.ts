@@ -1,17 +1,17 @@
 /**
- * Storage faults in a real browser: a database file that is not a database, and a pool held by
- * a worker that never lets go. Each must be a clear LeaseholdError, with nothing written and the
- * page still usable afterwards.
+ * Storage faults in a real browser: a database file that is not a database, one a newer
+ * leasehold wrote, and a pool held by a worker that never lets go. Each must be a clear
+ * LeaseholdError, with nothing written and the page still usable afterwards.
  */
 import { openBrowserDatabase } from 'leasehold/browser';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LeaseholdError, StorageError } from '../../src/errors.js';
+import { LeaseholdError, SchemaTooNewError, StorageError } from '../../src/errors.js';
 import { freshName, removeOpfsPool } from './harness.js';
 
 const workers: Worker[] = [];
 afterAll(() => workers.forEach((w) => w.terminate()));
 
-function poolWorker(action: 'corrupt' | 'hold', name: string): Promise<Worker> {
+function poolWorker(action: 'corrupt' | 'too-new' | 'hold', name: string): Promise<Worker> {
   const worker = new Worker(new URL('./fixtures/pool.worker.ts', import.meta.url), { type: 'module' });
   workers.push(worker);
   return new Promise((resolve, reject) => {
@@ -34,6 +34,17 @@ describe('storage faults', () => {
     await fine.transport.publish('g', 1);
     expect((await fine.transport.claim('w', 1000))?.event).toBe(1);
     await fine.close();
+    await removeOpfsPool(name);
+  });
+
+  it('a database a newer leasehold wrote: SchemaTooNewError SCHEMA_TOO_NEW, saying to upgrade, not to restore', async () => {
+    const name = freshName('too-new');
+    (await poolWorker('too-new', name)).terminate();
+    const error = await openBrowserDatabase({ name }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaTooNewError);
+    expect(error).toMatchObject({ code: 'SCHEMA_TOO_NEW', component: 'core', found: 1000 });
+    expect((error as Error).message).toMatch(/upgrade leasehold/i);
+    expect((error as Error).message).not.toMatch(/restore|delete/i);
     await removeOpfsPool(name);
   });
 
