@@ -19,6 +19,8 @@ const workerdBinary: string = require('workerd').default;
 export interface Workerd {
   /** `http://127.0.0.1:<port>` */
   url: string;
+  /** The workerd process's id (benchmarks read its CPU time from /proc). */
+  pid: number;
   /** The temp dir holding the config, the bundle and the storage. */
   dir: string;
   /** SIGTERM, then wait for the exit. The storage stays (start again with the same dir). */
@@ -118,6 +120,7 @@ export async function startWorkerd(dir?: string, spec: WorkerSpec = TEST_WORKER)
   };
   return {
     url,
+    pid: child.pid!,
     dir: home,
     stop: () => end('SIGTERM'),
     kill: () => end('SIGKILL'),

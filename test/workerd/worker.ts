@@ -1,8 +1,10 @@
 /**
  * The Worker the tests run inside workerd: the ready LeaseholdObject, reached over HTTP at
  * /q/<name>/…, over Workers RPC at /rpc/<name>/call (this Worker calls the object's `call`
- * method, so the suites exercise RPC too), behind a token at /s/<name>/…, and a benchmark loop
- * that runs inside the Worker over raw RPC.
+ * method, so the suites exercise RPC too), behind a token at /s/<name>/…, and what the edge
+ * benchmark measures the layers with: `/noop` (answered by this Worker alone), `/probe/<name>/…`
+ * (reaches the object's fetch, which answers 404 without SQL) and loops that run inside this
+ * Worker over raw RPC at `/bench/<name>/rpc`.
  */
 import { LeaseholdObject, routeToObject, type CallBody, type CallAnswer, type ObjectOptions } from '../../src/durable-object/index.js';
 
@@ -58,7 +60,9 @@ export class TestObject extends LeaseholdObject {
 }
 
 /** The object's stub: its RPC methods (typed by the class) and fetch. */
-type Stub = Pick<TestObject, 'testCall' | 'publishMany' | 'claim' | 'ack'> & { fetch(request: Request): Promise<Response> };
+type Stub = Pick<TestObject, 'testCall' | 'publishMany' | 'claim' | 'ack' | 'stats' | 'claimMany' | 'ackMany' | 'ackAndClaimMany'> & {
+  fetch(request: Request): Promise<Response>;
+};
 
 interface Env {
   QUEUE: { idFromName(name: string): unknown; get(id: unknown): Stub };
@@ -66,6 +70,8 @@ interface Env {
 
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
+    // The floor of every HTTP call: workerd's request handling and this Worker, no object.
+    if (new URL(request.url).pathname === '/noop') return new Response('ok');
     const routed = (await routeToObject(request, env.QUEUE, { prefix: '/q' })) ?? (await routeToObject(request, env.QUEUE, { prefix: '/s', token: 'test-token' }));
     if (routed) return routed;
     const [, kind, name, action] = new URL(request.url).pathname.split('/');
@@ -75,16 +81,51 @@ export default {
       return Response.json(await stub.testCall((await request.json()) as TestCallBody));
     }
     if (kind === 'rpc') return stub.fetch(request);
-    if (kind === 'bench' && action === 'rpc') return Response.json(await benchRpc(stub, Number(new URL(request.url).searchParams.get('n') ?? 1000)));
+    // The object's fetch answers an action it does not know with a 404, touching no storage.
+    if (kind === 'probe') return stub.fetch(request);
+    if (kind === 'bench' && action === 'rpc') {
+      const params = new URL(request.url).searchParams;
+      return Response.json(await benchRpc(stub, Number(params.get('n') ?? 1000), params.get('op')));
+    }
     return new Response('not found', { status: 404 });
   },
 };
 
-/** Publishes `n` messages in distinct groups, then claims and acks them one by one over RPC; times the second part. */
-async function benchRpc(stub: Stub, n: number): Promise<{ n: number; ms: number }> {
-  await stub.publishMany(Array.from({ length: n }, (_, i) => ({ groupId: `g${i}`, event: { i } })));
+/**
+ * A loop over raw RPC inside this Worker, timed here; answers how many messages (or calls) it
+ * took and the milliseconds. No `op`: publishes `n` messages in distinct groups, then claims and
+ * acks them one by one (only the second part timed). `publish`: publishes `n` messages and
+ * returns (untimed). `claim+ack`, `claimMany+ackMany`, `ackAndClaimMany`: take whatever is
+ * queued, one at a time or 32 at a time. `stats`: `n` read-only calls. `fetch`: `n` requests to
+ * the object's fetch that it answers without SQL.
+ */
+async function benchRpc(stub: Stub, n: number, op: string | null): Promise<{ n: number; ms: number }> {
+  if (op === null || op === 'publish') await stub.publishMany(Array.from({ length: n }, (_, i) => ({ groupId: `g${i}`, event: { i } })));
+  if (op === 'publish') return { n, ms: 0 };
   // Date.now() in a Worker advances only across I/O, which every RPC call is.
   const started = Date.now();
-  for (let lease = await stub.claim('bench', 30_000); lease; lease = await stub.claim('bench', 30_000)) await stub.ack(lease);
-  return { n, ms: Date.now() - started };
+  let done = 0;
+  if (op === null || op === 'claim+ack') {
+    for (let lease = await stub.claim('bench', 30_000); lease; lease = await stub.claim('bench', 30_000)) {
+      await stub.ack(lease);
+      done++;
+    }
+  } else if (op === 'claimMany+ackMany') {
+    for (let leases = await stub.claimMany('bench', 30_000, { max: 32 }); leases.length > 0; leases = await stub.claimMany('bench', 30_000, { max: 32 })) {
+      done += (await stub.ackMany(leases)).acked.length;
+    }
+  } else if (op === 'ackAndClaimMany') {
+    for (let leases = await stub.claimMany('bench', 30_000, { max: 32 }); leases.length > 0; ) {
+      const { acked, claimed } = await stub.ackAndClaimMany(leases, 'bench', 30_000, { max: 32 });
+      done += acked.length;
+      leases = claimed;
+    }
+  } else if (op === 'stats') {
+    for (; done < n; done++) await stub.stats();
+  } else if (op === 'fetch') {
+    for (; done < n; done++) await (await stub.fetch(new Request('http://object/probe/x'))).text();
+  } else {
+    throw new TypeError(`unknown op ${op}`);
+  }
+  return { n: done, ms: Date.now() - started };
 }
