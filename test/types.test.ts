@@ -21,7 +21,7 @@ import {
   type Transport,
   type TransportStats,
 } from 'leasehold';
-import { openBrowserDatabase, type BrowserDatabase } from 'leasehold/browser';
+import { openBrowserDatabase, type BrowserDatabase, type BrowserDatabaseOptions } from 'leasehold/browser';
 
 // Declared as type aliases, without index signatures: a misspelt field is an error.
 type OrderEvent = { id: string; type: 'place'; total: number } | { id: string; type: 'pay'; amount: number };
@@ -118,6 +118,10 @@ describe('a typed browser database', () => {
     expectTypeOf(openBrowserDatabase<OrderEvent, Order>).returns.toEqualTypeOf<Promise<BrowserDatabase<OrderEvent, Order>>>();
     expectTypeOf(openBrowserDatabase).returns.toEqualTypeOf<Promise<BrowserDatabase<unknown, import('leasehold').Execution>>>();
     expect(typeof page).toBe('function');
+  });
+
+  it('the published BrowserDatabaseOptions carry no test hooks (tests start workers through an internal entry)', () => {
+    expectTypeOf<keyof BrowserDatabaseOptions>().toEqualTypeOf<'name' | 'storage' | 'durability' | 'clock' | 'maxAttempts' | 'traceMax' | 'traceSql'>();
   });
 });
 

@@ -1,6 +1,7 @@
 // The page half of the browser benchmark: exposes the in-worker benchmark, the raw file-handle
 // probe, the backlog filler and the page-side workloads to the Playwright driver (run.ts).
 import { type BrowserDatabaseOptions, openBrowserDatabase } from 'leasehold/browser';
+import { openBrowserDatabaseWith } from '../../src/browser/client.js';
 import type { HandleRequest, HandleResult } from './handles.js';
 import type { FillRequest, WorkerRequest, WorkerResult } from './worker.js';
 import * as workloads from './workloads.js';
@@ -21,7 +22,7 @@ const fill = (request: FillRequest) => run<[]>(new Worker(new URL('./worker.ts',
 const handles = (request: HandleRequest) => run<HandleResult[]>(new Worker(new URL('./handles.ts', import.meta.url), { type: 'module' }), request);
 
 /** The fallback path (`--broker=off`): forwarding over the BroadcastChannel only. */
-const openWithoutBroker = (options: BrowserDatabaseOptions) => openBrowserDatabase({ ...options, createBroker: () => null });
+const openWithoutBroker = (options: BrowserDatabaseOptions) => openBrowserDatabaseWith(options, { createBroker: () => null });
 
 Object.assign(window, { bench: { inWorker, fill, handles, openBrowserDatabase, openWithoutBroker, ...workloads } });
 document.querySelector('#status')!.textContent = 'ready';

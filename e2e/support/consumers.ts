@@ -25,9 +25,10 @@ export async function openShared(page: Page, name: string, options: { broker?: b
   await page.evaluate(
     async ({ name, broker }) => {
       const w = window as any;
-      // Without the link broker, calls are forwarded over the BroadcastChannel only (as where the
-      // browser has no SharedWorker).
-      w.db = await w.leasehold.openBrowserDatabase({ name, ...(broker === false ? { createBroker: () => null } : {}) });
+      // Without the link broker, calls are forwarded over the BroadcastChannel only: this page
+      // becomes a browser with no SharedWorker (as Chrome for Android), so none is started.
+      if (broker === false) delete w.SharedWorker;
+      w.db = await w.leasehold.openBrowserDatabase({ name });
     },
     { name, broker: options.broker },
   );

@@ -48,11 +48,19 @@ export interface BrowserDatabaseOptions {
    * Applies when this tab opens the file as owner.
    */
   traceSql?: boolean;
-  /** @internal Starts the host worker; tests and bundler setups can supply their own. */
+}
+
+/**
+ * How a page starts its workers, for tests and benchmarks only: not part of
+ * {@link BrowserDatabaseOptions}, and not exported by leasehold/browser.
+ * @internal
+ */
+export interface WorkerStarters {
+  /** Starts the host worker. */
   createWorker?: () => Worker;
   /**
-   * @internal Starts the link broker (a SharedWorker that gives this tab's host a port straight to
-   * the owner's); called at open and again each time the broker died (its tab crashed). Returning
+   * Starts the link broker (a SharedWorker that gives this tab's host a port straight to the
+   * owner's); called at open and again each time the broker died (its tab crashed). Returning
    * `null` forwards over the BroadcastChannel only, as where the browser has no SharedWorker.
    * Tests use it to run that path, and to start a broker they can end.
    */
@@ -101,7 +109,16 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/;
  *   context), quota exceeded, a file that is not a database, or a tab that holds it and does
  *   not answer. The message says what to do.
  */
-export async function openBrowserDatabase<E = unknown, X extends Execution = Execution>(options: BrowserDatabaseOptions): Promise<BrowserDatabase<E, X>> {
+export function openBrowserDatabase<E = unknown, X extends Execution = Execution>(options: BrowserDatabaseOptions): Promise<BrowserDatabase<E, X>> {
+  return openBrowserDatabaseWith<E, X>(options, {});
+}
+
+/**
+ * {@link openBrowserDatabase}, with the page's workers started by `starters` where given: the
+ * tests' and benchmarks' way in (leasehold/browser does not export it).
+ * @internal
+ */
+export async function openBrowserDatabaseWith<E = unknown, X extends Execution = Execution>(options: BrowserDatabaseOptions, starters: WorkerStarters): Promise<BrowserDatabase<E, X>> {
   checkObject('options', options);
   if (typeof options.name !== 'string') throw new TypeError('options.name must be a string');
   if (!NAME.test(options.name)) throw new RangeError(`options.name must be 1–64 letters, digits, '-' or '_', got ${JSON.stringify(options.name)}`);
@@ -115,8 +132,8 @@ export async function openBrowserDatabase<E = unknown, X extends Execution = Exe
   if (options.traceMax !== undefined) checkInteger('options.traceMax', options.traceMax, 0, Number.MAX_SAFE_INTEGER);
   if (options.traceSql !== undefined && typeof options.traceSql !== 'boolean') throw new TypeError('options.traceSql must be a boolean');
 
-  const worker = options.createWorker?.() ?? new Worker(new URL('./host.worker.js', import.meta.url), { type: 'module', name: `leasehold:${options.name}` });
-  const connection = new Connection(worker, clock, storage === 'opfs' ? () => startBroker(options) : undefined);
+  const worker = starters.createWorker?.() ?? new Worker(new URL('./host.worker.js', import.meta.url), { type: 'module', name: `leasehold:${options.name}` });
+  const connection = new Connection(worker, clock, storage === 'opfs' ? () => startBroker(starters) : undefined);
   const hostOptions: HostOptions = { name: options.name, storage, durability };
   if (options.maxAttempts !== undefined) hostOptions.maxAttempts = options.maxAttempts;
   if (options.traceMax !== undefined) hostOptions.traceMax = options.traceMax;
@@ -288,9 +305,9 @@ class ListenerSet<A extends unknown[]> {
 }
 
 /** The page's port to the link broker (see broker.ts), or none: then calls take the BroadcastChannel. */
-function startBroker(options: BrowserDatabaseOptions): MessagePort | undefined {
+function startBroker(starters: WorkerStarters): MessagePort | undefined {
   try {
-    if (options.createBroker) return options.createBroker()?.port;
+    if (starters.createBroker) return starters.createBroker()?.port;
     // SharedWorker is missing on Chrome for Android; some sandboxed frames refuse to start one.
     if (typeof SharedWorker === 'undefined') return undefined;
     return new SharedWorker(new URL('./broker.worker.js', import.meta.url), { type: 'module', name: 'leasehold:broker' }).port;

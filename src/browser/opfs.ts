@@ -26,8 +26,10 @@ export async function openHostDatabase(options: HostOptions): Promise<OpenedData
   if (typeof navigator === 'undefined' || typeof navigator.storage?.getDirectory !== 'function') {
     throw new StorageError(
       'STORAGE_UNAVAILABLE',
-      `OPFS is not available here, so database ${JSON.stringify(options.name)} cannot be kept. ` +
-        "Serve the page from https:// or http://localhost (a secure context), or open it with storage: 'memory'.",
+      // The host checks this before the election (election.ts, unavailableError); this is for a
+      // worker that lost it since. Not a secure-context hint: WebKit lacks it on secure pages too.
+      `this browser offers no OPFS (navigator.storage.getDirectory) to its workers, so database ${JSON.stringify(options.name)} cannot be kept. ` +
+        "Use a browser that has it, or open the database with storage: 'memory'.",
     );
   }
   const pool = await installPool(sqlite3, `leasehold-${options.name}`);

@@ -4,8 +4,9 @@
  * browser has no SharedWorker). Two or three hosts of one database in this page stand for tabs:
  * each is a real host worker, and they meet only through the broker and the channel.
  */
-import { type BrowserDatabase, openBrowserDatabase } from 'leasehold/browser';
+import type { BrowserDatabase } from 'leasehold/browser';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openBrowserDatabaseWith } from '../../src/browser/client.js';
 import { LeaseLostError } from '../../src/errors.js';
 import { freshName, removeOpfsPool } from './harness.js';
 
@@ -18,7 +19,7 @@ afterEach(async () => {
 
 /** `broker`: false for none (as without SharedWorker), a function to start the test's own. */
 async function open(name: string, broker: boolean | (() => SharedWorker) = true): Promise<BrowserDatabase> {
-  const db = await openBrowserDatabase({ name, ...(broker === true ? {} : { createBroker: broker || (() => null) }) });
+  const db = await openBrowserDatabaseWith({ name }, broker === true ? {} : { createBroker: broker || (() => null) });
   opened.push(db);
   return db;
 }

@@ -1,0 +1,523 @@
+/**
+ * Owner election and call routing of one host worker, as a pure state machine: `step(state,
+ * event)` returns the next state and the effects the worker must perform, and touches nothing
+ * itself (no locks, ports, timers or database), so every transition and race runs in Node.
+ * host.ts feeds it what the worker observes and performs what it returns.
+ *
+ * The hosts of a database elect an owner with a Web Lock held for the owner's lifetime; only the
+ * owner opens the database. Every other host forwards its page's calls to the owner: over a
+ * MessagePort the link broker paired (broker.ts) once nothing sent over the channel still waits,
+ * else over the database's BroadcastChannel, which also carries announcements (`owner`, `who`)
+ * and change notices. When the owner goes away the lock passes to a waiting host, which opens the
+ * database and announces itself; calls still waiting for an answer are sent again (or served by
+ * the new owner itself), and the owner's call journal answers any that were already applied.
+ *
+ * Phases: `idle` (before the page's open) → `seeking` (lock requested, no owner heard of) →
+ * `forwarding` (another host owns the database) → `promoting` (this host got the lock, or uses
+ * memory storage, and is opening the database) → `owner` → `closing` → `closed`; `unavailable`
+ * when the browser lacks what a shared database needs. Ports are opaque (`P`): the machine only
+ * compares them and hands them back in effects.
+ * @internal
+ */
+import { ClosedError, StorageError } from '../errors.js';
+import { errorToWire } from '../remote/wire.js';
+import type { AnswerMessage, CallMessage, HostOptions, HostToBroker, HostToHost, HostToPage, OwnerInfo } from './protocol.js';
+
+/** How long a page's open waits for an owner to answer before it reports the database stuck. */
+export const OPEN_TIMEOUT_MS = 10_000;
+/** How long a forwarded call waits for the owner's answer before failing. */
+export const CALL_TIMEOUT_MS = 15_000;
+
+/** What the worker offers that a shared (OPFS) database needs, read when the page opens. */
+export interface HostEnvironment {
+  /** `navigator.locks` exists. */
+  locks: boolean;
+  /** `BroadcastChannel` exists. */
+  broadcastChannel: boolean;
+  /** `navigator.storage.getDirectory` exists (the origin private file system). */
+  storage: boolean;
+  /** `isSecureContext`; undefined where the browser does not say. */
+  secureContext: boolean | undefined;
+}
+
+/** Where a message between hosts goes or came from: the BroadcastChannel, or a link port. */
+export type Via<P> = 'channel' | { port: P };
+
+/** Where a served call's answer goes: this host's page, or host `host` over `via`. */
+export type Reply<P> = { to: 'page' } | { to: 'host'; host: string; via: Via<P> };
+
+/** The open timeout, or a forwarded call's timeout (by call id). */
+export type TimerId = 'open' | `call:${string}`;
+
+/** From the link broker: a paired port (see protocol.ts's BrokerToHost), or the broker's life lock. */
+export type BrokerMessage<P> = { kind: 'link'; side: 'owner' | 'caller'; peer: string; port: P } | { kind: 'alive'; lock: string };
+
+/** A forwarding host's port to its owner `peer`; `ready` once calls may take it (see {@link settle}). */
+export interface Link<P> {
+  peer: string;
+  port: P;
+  ready: boolean;
+}
+
+interface Opened<P> {
+  hostId: string;
+  options: HostOptions;
+  /** The page's port to the link broker, while it has a live one. */
+  broker: P | undefined;
+  /** The page's open was answered (opened or open-failed): later outcomes are not reported again. */
+  openSettled: boolean;
+}
+
+/** Calls of this host's page sent to (or held for) another owner, awaiting an answer, by id. */
+interface Forwarder {
+  forwarded: ReadonlyMap<string, CallMessage>;
+}
+
+export type HostState<P> =
+  | { phase: 'idle'; hostId: string }
+  /** The browser lacks what a shared database needs: the open failed with `error`. */
+  | ({ phase: 'unavailable'; error: StorageError } & Opened<P>)
+  /** The lock is requested and `who` asked; no owner has answered yet. */
+  | ({ phase: 'seeking' } & Opened<P> & Forwarder)
+  /** Host `ownerId` owns the database; calls go to it over `link` (when ready) or the channel. */
+  | ({ phase: 'forwarding'; ownerId: string; link: Link<P> | undefined } & Opened<P> & Forwarder)
+  /**
+   * This host holds the lock (or uses memory storage) and is opening the database. Calls of the
+   * page wait here (with OPFS; memory serves them at once) and are served once it is open: the
+   * old owner, whose lock this is, can no longer answer. `ownerId`: the last owner heard of.
+   */
+  | ({ phase: 'promoting'; ownerId: string | null } & Opened<P> & Forwarder)
+  /** This host owns the database; `failure` when opening it failed (every call gets that error). */
+  | ({ phase: 'owner'; failure: { error: unknown } | undefined; links: readonly P[] } & Opened<P>)
+  /**
+   * close() has begun; the database is still opening (closed once it is open) or closing.
+   * `ports`: link ports closed at the end; `ownerId` for reports only.
+   */
+  | ({ phase: 'closing'; database: 'opening' | 'closing'; ownerId: string | null; ports: readonly P[] } & Opened<P>)
+  | { phase: 'closed'; hostId: string };
+
+export type HostEvent<P> =
+  /** The page asks to open the database; `env` is what the worker offers. */
+  | { kind: 'open'; options: HostOptions; broker?: P; env: HostEnvironment }
+  /** A call from this host's page. */
+  | { kind: 'page-call'; call: CallMessage }
+  /** The page sends a port to a new link broker (after the host asked for one). */
+  | { kind: 'broker-port'; port: P }
+  /** The page closes the database. */
+  | { kind: 'close' }
+  /** A message from another host, over the channel or a link port. */
+  | { kind: 'host'; message: HostToHost; via: Via<P> }
+  /** A message from the broker on `port`. */
+  | { kind: 'broker'; port: P; message: BrokerMessage<P> }
+  /** The broker behind `port` died (its life lock was released). */
+  | { kind: 'broker-gone'; port: P }
+  /** A link port's other end closed. */
+  | { kind: 'port-closed'; port: P }
+  /** The database's Web Lock was granted to this host. */
+  | { kind: 'lock-granted' }
+  | { kind: 'database-opened' }
+  | { kind: 'database-failed'; error: unknown }
+  /** The owner's database committed a change that may make work claimable in `queue`. */
+  | { kind: 'changed'; queue: string }
+  /** A `serve` effect finished. */
+  | { kind: 'served'; answer: AnswerMessage; reply: Reply<P> }
+  | { kind: 'database-closed' }
+  | { kind: 'timeout'; timer: TimerId };
+
+export type HostEffect<P> =
+  | { kind: 'to-page'; message: HostToPage }
+  | { kind: 'to-host'; via: Via<P>; message: HostToHost }
+  | { kind: 'to-broker'; port: P; message: HostToBroker }
+  /** Open the database's BroadcastChannel and deliver its messages as `host` events. */
+  | { kind: 'open-channel'; name: string }
+  | { kind: 'close-channel' }
+  /** Request the database's Web Lock (exclusive, held until `release-lock`): `lock-granted`. */
+  | { kind: 'request-lock'; name: string }
+  /** Let the lock go, or stop waiting for it. */
+  | { kind: 'release-lock' }
+  /** Deliver a link port's messages as `host` events and its closing as `port-closed`. */
+  | { kind: 'listen'; port: P }
+  /** Deliver a broker port's messages as `broker` events. */
+  | { kind: 'listen-broker'; port: P }
+  /** Wait (shared) for the broker's life lock `lock`: `broker-gone` once it is released. */
+  | { kind: 'watch-broker'; port: P; lock: string }
+  | { kind: 'close-port'; port: P }
+  | { kind: 'set-timer'; timer: TimerId; ms: number }
+  | { kind: 'clear-timer'; timer: TimerId }
+  /** Open the database and its HostCore: `database-opened` or `database-failed`; `changed` after commits. */
+  | { kind: 'open-database'; options: HostOptions }
+  /**
+   * Serve a call on this host (HostCore.serve with `journaled` and `caller`, or the host's own
+   * methods, or the open failure): `served` with the answer and `reply`.
+   */
+  | { kind: 'serve'; call: CallMessage; journaled: boolean; caller: string; reply: Reply<P> }
+  /** Close HostCore and hand the file over (whatever opened): `database-closed`. */
+  | { kind: 'close-database' };
+
+/** The outcome of one {@link step}: perform `effects` in order. */
+export interface Step<P> {
+  state: HostState<P>;
+  effects: HostEffect<P>[];
+}
+
+/** A host before its page opened anything. */
+export function initialHostState<P>(hostId: string): HostState<P> {
+  return { phase: 'idle', hostId };
+}
+
+/**
+ * The next state of a host and what it must do, given what it observed. Pure: `state` is not
+ * changed, and nothing is performed. Events that do not apply in the current phase (a late
+ * timer, a stale answer) change nothing.
+ */
+export function step<P>(state: HostState<P>, event: HostEvent<P>): Step<P> {
+  const effects: HostEffect<P>[] = [];
+  return { state: transition(state, event, effects), effects };
+}
+
+/** Who owns the database, as this host sees it (the page's `owner()`). */
+export function ownerInfo<P>(state: HostState<P>): OwnerInfo {
+  switch (state.phase) {
+    case 'owner':
+      return { ownerId: state.hostId, isThisTab: true, via: 'self' };
+    case 'forwarding':
+      return { ownerId: state.ownerId, isThisTab: false, via: state.link?.ready ? 'port' : 'channel' };
+    case 'promoting':
+    case 'closing':
+      return { ownerId: state.ownerId, isThisTab: state.ownerId === state.hostId, via: state.ownerId === state.hostId ? 'self' : 'channel' };
+    default:
+      return { ownerId: null, isThisTab: false, via: 'channel' };
+  }
+}
+
+/**
+ * Why a shared database cannot be opened here, naming what is really missing, or undefined.
+ * Only a page known not to be a secure context is told to move to one: a secure page whose
+ * browser lacks a feature (WebKit without its StorageAPI feature has no `navigator.storage`)
+ * must hear that, not advice it already follows.
+ */
+export function unavailableError(env: HostEnvironment): StorageError | undefined {
+  const missing = [
+    ...(env.locks ? [] : ['no Web Locks (navigator.locks)']),
+    ...(env.broadcastChannel ? [] : ['no BroadcastChannel']),
+    ...(env.storage ? [] : ['no OPFS (navigator.storage.getDirectory)']),
+  ];
+  if (missing.length === 0) return undefined;
+  const list = missing.length === 1 ? missing[0]! : `${missing.slice(0, -1).join(', ')} and ${missing.at(-1)!}`;
+  const memory = "or open it with storage: 'memory' (this tab only, gone on reload).";
+  if (env.secureContext === false) {
+    return new StorageError('STORAGE_UNAVAILABLE', `this page is not a secure context, so the browser offers it ${list}, which a shared OPFS database needs. Serve the page from https:// or http://localhost, ${memory}`);
+  }
+  const why = env.secureContext === true ? 'though the page is a secure context: this browser lacks it or has it switched off' : 'the page may not be a secure context (https:// or http://localhost), or this browser lacks it';
+  return new StorageError('STORAGE_UNAVAILABLE', `this browser offers ${list} here (${why}), which a shared OPFS database needs. Use a browser that has it, ${memory}`);
+}
+
+function transition<P>(state: HostState<P>, event: HostEvent<P>, fx: HostEffect<P>[]): HostState<P> {
+  switch (event.kind) {
+    case 'open':
+      return open(state, event, fx);
+    case 'page-call':
+      return pageCall(state, event.call, fx);
+    case 'broker-port':
+      return attachBroker(state, event.port, fx);
+    case 'close':
+      return close(state, fx);
+    case 'host':
+      return hostMessage(state, event.message, event.via, fx);
+    case 'broker':
+      return brokerMessage(state, event.port, event.message, fx);
+    case 'broker-gone':
+      if (!live(state) || event.port !== state.broker) return state;
+      fx.push({ kind: 'to-page', message: { kind: 'broker' } });
+      return { ...state, broker: undefined };
+    case 'port-closed':
+      if (state.phase !== 'owner' || !state.links.includes(event.port)) return state;
+      return { ...state, links: state.links.filter((port) => port !== event.port) };
+    case 'lock-granted':
+      return lockGranted(state, fx);
+    case 'database-opened':
+      return databaseOpened(state, undefined, fx);
+    case 'database-failed':
+      return databaseOpened(state, { error: event.error }, fx);
+    case 'changed':
+      if (state.phase !== 'owner' && state.phase !== 'closing') return state;
+      fx.push({ kind: 'to-page', message: { kind: 'changed', queue: event.queue } });
+      if (shared(state)) fx.push({ kind: 'to-host', via: 'channel', message: { kind: 'changed', queue: event.queue } });
+      return state;
+    case 'served':
+      if (event.reply.to === 'page') {
+        fx.push({ kind: 'to-page', message: event.answer });
+      } else if (state.phase !== 'closing' && state.phase !== 'closed') {
+        // Unanswered (closing), the caller's host sends the call again to the next owner: the
+        // journal there answers it if it was applied here.
+        fx.push({ kind: 'to-host', via: event.reply.via, message: { kind: 'answer', to: event.reply.host, answer: event.answer } });
+      }
+      return state;
+    case 'database-closed':
+      return state.phase === 'closing' ? finish(state, state.ports, true, fx) : state;
+    case 'timeout':
+      return timeout(state, event.timer, fx);
+  }
+}
+
+type Live<P> = Extract<HostState<P>, { phase: 'unavailable' | 'seeking' | 'forwarding' | 'promoting' | 'owner' }>;
+type Forwarding<P> = Extract<HostState<P>, { phase: 'seeking' | 'forwarding' | 'promoting' }>;
+
+/** Opened and not closing. */
+function live<P>(state: HostState<P>): state is Live<P> {
+  return state.phase === 'unavailable' || state.phase === 'seeking' || state.phase === 'forwarding' || state.phase === 'promoting' || state.phase === 'owner';
+}
+
+function forwarding<P>(state: HostState<P>): state is Forwarding<P> {
+  return state.phase === 'seeking' || state.phase === 'forwarding' || state.phase === 'promoting';
+}
+
+/** The database is shared through a lock and a channel (OPFS), not this host's alone (memory). */
+function shared<P>(state: Opened<P>): boolean {
+  return state.options.storage !== 'memory';
+}
+
+function open<P>(state: HostState<P>, event: Extract<HostEvent<P>, { kind: 'open' }>, fx: HostEffect<P>[]): HostState<P> {
+  if (state.phase !== 'idle') return state;
+  const { options } = event;
+  const base = { hostId: state.hostId, options, broker: undefined, openSettled: false, forwarded: new Map<string, CallMessage>() };
+  if (options.storage === 'memory') {
+    // This tab's alone: its own owner, no lock, no channel, no broker.
+    fx.push({ kind: 'open-database', options });
+    return { phase: 'promoting', ownerId: null, ...base };
+  }
+  let opened: Opened<P> = base;
+  if (event.broker !== undefined) opened = attach(opened, event.broker, fx);
+  const error = unavailableError(event.env);
+  if (error) {
+    fx.push({ kind: 'to-page', message: { kind: 'open-failed', error: errorToWire(error) } });
+    return { phase: 'unavailable', error, ...opened, openSettled: true };
+  }
+  fx.push({ kind: 'open-channel', name: options.name }, { kind: 'set-timer', timer: 'open', ms: OPEN_TIMEOUT_MS }, { kind: 'request-lock', name: options.name }, { kind: 'to-host', via: 'channel', message: { kind: 'who' } });
+  return { phase: 'seeking', ...base, broker: opened.broker };
+}
+
+function attach<S extends Opened<P>, P>(state: S, port: P, fx: HostEffect<P>[]): S {
+  fx.push({ kind: 'listen-broker', port });
+  return { ...state, broker: port };
+}
+
+/**
+ * A port to the broker, at open or after the last one died: register there (serve, or ask for
+ * a link to the current owner when there is none yet).
+ */
+function attachBroker<P>(state: HostState<P>, port: P, fx: HostEffect<P>[]): HostState<P> {
+  if (!live(state)) {
+    fx.push({ kind: 'close-port', port });
+    return state;
+  }
+  const next = attach(state, port, fx);
+  if (next.phase === 'owner' && !next.failure) fx.push({ kind: 'to-broker', port, message: { kind: 'serve', hostId: next.hostId } });
+  if (next.phase === 'forwarding' && !next.link) fx.push({ kind: 'to-broker', port, message: { kind: 'connect', from: next.hostId, to: next.ownerId } });
+  return next;
+}
+
+function answer<P>(id: string, value: unknown, fx: HostEffect<P>[]): void {
+  fx.push({ kind: 'to-page', message: { kind: 'answer', id, ok: true, value } });
+}
+
+function fail<P>(id: string, error: unknown, fx: HostEffect<P>[]): void {
+  fx.push({ kind: 'to-page', message: { kind: 'answer', id, ok: false, error: errorToWire(error) } });
+}
+
+function pageCall<P>(state: HostState<P>, call: CallMessage, fx: HostEffect<P>[]): HostState<P> {
+  if (call.target === 'host' && call.method === 'owner') {
+    answer(call.id, ownerInfo(state), fx);
+    return state;
+  }
+  switch (state.phase) {
+    case 'idle':
+      fail(call.id, new StorageError('STORAGE_UNAVAILABLE', 'the database is not open'), fx);
+      return state;
+    case 'unavailable':
+      fail(call.id, state.error, fx);
+      return state;
+    case 'closing':
+    case 'closed':
+      fail(call.id, new ClosedError('database'), fx);
+      return state;
+    case 'owner':
+      fx.push({ kind: 'serve', call, journaled: false, caller: state.hostId, reply: { to: 'page' } });
+      return state;
+    case 'promoting':
+      if (!shared(state)) {
+        fx.push({ kind: 'serve', call, journaled: false, caller: state.hostId, reply: { to: 'page' } });
+        return state;
+      }
+  }
+  fx.push({ kind: 'set-timer', timer: `call:${call.id}`, ms: CALL_TIMEOUT_MS });
+  // Held while promoting (served once the database is open); otherwise sent to the owner, over
+  // the channel while no one is known (an owner that has not answered `who` yet still serves it).
+  if (state.phase === 'seeking') fx.push({ kind: 'to-host', via: 'channel', message: { kind: 'call', from: state.hostId, call } });
+  if (state.phase === 'forwarding') fx.push({ kind: 'to-host', via: state.link?.ready ? { port: state.link.port } : 'channel', message: { kind: 'call', from: state.hostId, call } });
+  return { ...state, forwarded: new Map(state.forwarded).set(call.id, call) };
+}
+
+/**
+ * A forwarded call was answered or gave up. Calls take the link port only once nothing sent over
+ * the channel waits for an answer, so a page's calls reach the owner in the order it made them,
+ * as over the channel alone.
+ */
+function settle<P>(state: Forwarding<P>, id: string): Forwarding<P> {
+  const forwarded = new Map(state.forwarded);
+  forwarded.delete(id);
+  if (state.phase === 'forwarding' && state.link && !state.link.ready && forwarded.size === 0) return { ...state, forwarded, link: { ...state.link, ready: true } };
+  return { ...state, forwarded };
+}
+
+function settleOpen<S extends Opened<P>, P>(state: S, failure: { error: unknown } | undefined, owner: OwnerInfo, fx: HostEffect<P>[]): S {
+  if (state.openSettled) return state;
+  if (shared(state)) fx.push({ kind: 'clear-timer', timer: 'open' });
+  fx.push({ kind: 'to-page', message: failure ? { kind: 'open-failed', error: errorToWire(failure.error) } : { kind: 'opened', owner } });
+  return { ...state, openSettled: true };
+}
+
+function hostMessage<P>(state: HostState<P>, message: HostToHost, via: Via<P>, fx: HostEffect<P>[]): HostState<P> {
+  switch (message.kind) {
+    case 'call':
+      // A host that is not (yet) the owner ignores calls: their hosts send them again when the
+      // owner announces itself. A closing owner drops them too, to be retried on the next owner.
+      if (state.phase === 'owner') fx.push({ kind: 'serve', call: message.call, journaled: true, caller: message.from, reply: { to: 'host', host: message.from, via } });
+      return state;
+    case 'answer': {
+      if (message.to !== state.hostId || !forwarding(state) || !state.forwarded.has(message.answer.id)) return state;
+      fx.push({ kind: 'clear-timer', timer: `call:${message.answer.id}` }, { kind: 'to-page', message: message.answer });
+      return settle(state, message.answer.id);
+    }
+    case 'who':
+      if (state.phase === 'owner') fx.push({ kind: 'to-host', via: 'channel', message: { kind: 'owner', hostId: state.hostId } });
+      return state;
+    case 'owner':
+      return ownerAnnounced(state, message.hostId, fx);
+    case 'changed':
+      if (live(state) || state.phase === 'closing') fx.push({ kind: 'to-page', message: { kind: 'changed', queue: message.queue } });
+      return state;
+  }
+}
+
+/**
+ * Host `ownerId` announced that it owns the database. Only a host that does not hold the lock
+ * follows it: a promoting or owning host holds the lock, so any other announcement is stale.
+ */
+function ownerAnnounced<P>(state: HostState<P>, ownerId: string, fx: HostEffect<P>[]): HostState<P> {
+  if (state.phase !== 'seeking' && state.phase !== 'forwarding') return state;
+  if (state.phase === 'forwarding' && state.ownerId === ownerId) return state;
+  if (state.phase === 'forwarding' && state.link) fx.push({ kind: 'close-port', port: state.link.port });
+  if (state.broker !== undefined) fx.push({ kind: 'to-broker', port: state.broker, message: { kind: 'connect', from: state.hostId, to: ownerId } });
+  let next: HostState<P> = { ...state, phase: 'forwarding', ownerId, link: undefined };
+  fx.push({ kind: 'to-page', message: { kind: 'owner', owner: ownerInfo(next) } });
+  next = settleOpen(next, undefined, ownerInfo(next), fx);
+  // The previous owner may have died holding these calls: send them again, over the channel
+  // (no port to the new owner is paired yet). Each keeps the timer of its first send.
+  for (const call of state.forwarded.values()) fx.push({ kind: 'to-host', via: 'channel', message: { kind: 'call', from: state.hostId, call } });
+  return next;
+}
+
+function brokerMessage<P>(state: HostState<P>, from: P, message: BrokerMessage<P>, fx: HostEffect<P>[]): HostState<P> {
+  if (message.kind === 'alive') {
+    // Shared, so every host waiting is told at once, none waits for another (a frozen tab's, say).
+    if (live(state)) fx.push({ kind: 'watch-broker', port: from, lock: message.lock });
+    return state;
+  }
+  const { port, peer } = message;
+  if (message.side === 'owner' && state.phase === 'owner') {
+    // A forwarding host's link: its calls are answered on the same port.
+    fx.push({ kind: 'listen', port });
+    return { ...state, links: [...state.links, port] };
+  }
+  if (message.side === 'caller' && state.phase === 'forwarding' && peer === state.ownerId && !state.link) {
+    fx.push({ kind: 'listen', port });
+    return { ...state, link: { peer, port, ready: state.forwarded.size === 0 } };
+  }
+  // Paired with an owner that has since been replaced, or again (a connect re-sent to a new
+  // broker crossed the link the old one paired), or by a host now closing.
+  fx.push({ kind: 'close-port', port });
+  return state;
+}
+
+function lockGranted<P>(state: HostState<P>, fx: HostEffect<P>[]): HostState<P> {
+  if (state.phase === 'closing' || state.phase === 'closed') {
+    fx.push({ kind: 'release-lock' });
+    return state;
+  }
+  if (state.phase !== 'seeking' && state.phase !== 'forwarding') return state;
+  // The owner whose lock this was is gone: its link is of no more use.
+  if (state.phase === 'forwarding' && state.link) fx.push({ kind: 'close-port', port: state.link.port });
+  fx.push({ kind: 'open-database', options: state.options });
+  const { hostId, options, broker, openSettled, forwarded } = state;
+  return { phase: 'promoting', hostId, options, broker, openSettled, forwarded, ownerId: state.phase === 'forwarding' ? state.ownerId : null };
+}
+
+function databaseOpened<P>(state: HostState<P>, failure: { error: unknown } | undefined, fx: HostEffect<P>[]): HostState<P> {
+  if (state.phase === 'closing' && state.database === 'opening') {
+    fx.push({ kind: 'close-database' });
+    return { ...state, database: 'closing' };
+  }
+  if (state.phase !== 'promoting') return state;
+  const { hostId, options, broker, openSettled } = state;
+  let owner: HostState<P> = { phase: 'owner', hostId, options, broker, openSettled, failure, links: [] };
+  if (!failure && broker !== undefined) fx.push({ kind: 'to-broker', port: broker, message: { kind: 'serve', hostId } });
+  if (shared(owner)) fx.push({ kind: 'to-host', via: 'channel', message: { kind: 'owner', hostId } });
+  fx.push({ kind: 'to-page', message: { kind: 'owner', owner: ownerInfo(owner) } });
+  owner = settleOpen(owner, failure, ownerInfo(owner), fx);
+  // Calls this tab had forwarded to the old owner are now ours to serve, journaled: the journal
+  // answers any the old owner applied before it went away.
+  for (const call of state.forwarded.values()) {
+    fx.push({ kind: 'clear-timer', timer: `call:${call.id}` }, { kind: 'serve', call, journaled: true, caller: hostId, reply: { to: 'page' } });
+  }
+  return owner;
+}
+
+function timeout<P>(state: HostState<P>, timer: TimerId, fx: HostEffect<P>[]): HostState<P> {
+  if (timer === 'open') {
+    if (!live(state) || state.openSettled) return state;
+    const error = new StorageError(
+      'STORAGE_BUSY',
+      `database ${JSON.stringify(state.options.name)} is owned by another tab that does not answer; close the other tabs of this site and retry.`,
+    );
+    return settleOpen(state, { error }, ownerInfo(state), fx);
+  }
+  const id = timer.slice('call:'.length);
+  if (!forwarding(state) || !state.forwarded.has(id)) return state;
+  const error = new StorageError(
+    'STORAGE_BUSY',
+    `no tab answered for database ${JSON.stringify(state.options.name)} within ${CALL_TIMEOUT_MS / 1000} s; the call may or may not have been applied. The tab that owns it may be frozen: close it, or retry.`,
+  );
+  fail(id, error, fx);
+  return settle(state, id);
+}
+
+function close<P>(state: HostState<P>, fx: HostEffect<P>[]): HostState<P> {
+  if (state.phase === 'idle') {
+    fx.push({ kind: 'to-page', message: { kind: 'closed' } });
+    return { phase: 'closed', hostId: state.hostId };
+  }
+  if (!live(state)) return state;
+  // Forwarded calls still waiting go unanswered: the page fails them itself as it closes.
+  if (forwarding(state)) for (const id of state.forwarded.keys()) fx.push({ kind: 'clear-timer', timer: `call:${id}` });
+  const { hostId, options, broker, openSettled } = state;
+  const closing = { phase: 'closing' as const, hostId, options, broker, openSettled, ownerId: ownerInfo(state).ownerId };
+  if (state.phase === 'owner') {
+    if (broker !== undefined) fx.push({ kind: 'to-broker', port: broker, message: { kind: 'leave', hostId } });
+    fx.push({ kind: 'close-database' });
+    return { ...closing, database: 'closing', ports: state.links };
+  }
+  // The database is opening: it is closed (and the lock let go) once it is open.
+  if (state.phase === 'promoting') return { ...closing, database: 'opening', ports: [] };
+  // No database was opened here: done at once (an unavailable host has no lock or channel either).
+  return finish(closing, state.phase === 'forwarding' && state.link ? [state.link.port] : [], state.phase !== 'unavailable', fx);
+}
+
+/** The last of close(): once the database is closed, let the lock go (the next owner opens the file) and every port. */
+function finish<P>(state: Opened<P>, ports: readonly P[], elected: boolean, fx: HostEffect<P>[]): HostState<P> {
+  if (elected && shared(state)) fx.push({ kind: 'release-lock' }, { kind: 'close-channel' });
+  for (const port of ports) fx.push({ kind: 'close-port', port });
+  if (state.broker !== undefined) fx.push({ kind: 'close-port', port: state.broker });
+  fx.push({ kind: 'to-page', message: { kind: 'closed' } });
+  return { phase: 'closed', hostId: state.hostId };
+}
