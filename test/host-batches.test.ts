@@ -160,6 +160,29 @@ describe('group commit in the owner', () => {
     expect(db.closed).toBe(true);
   });
 
+  it('prunes journal entries older than ten minutes every thousand journaled calls, and a prune that fails fails no call', async () => {
+    for (const failing of [false, true]) {
+      const real = await openWasmDatabase();
+      // The prune's DELETE throws in the second run, as a storage failure would.
+      const db: SqlDatabase = Object.assign(Object.create(real) as SqlDatabase, {
+        prepare: (sql: string) =>
+          failing && sql.startsWith('DELETE FROM lh_calls')
+            ? { run: () => { throw new Error('disk I/O error'); }, get: () => undefined, all: () => [] }
+            : real.prepare(sql),
+      });
+      const core = new HostCore(db);
+      real.prepare('INSERT INTO lh_calls (id, result, at) VALUES (?, ?, ?)').run('ancient', null, Date.now() - 11 * 60_000);
+      // 1,000 journaled calls, from two tabs, in batches and alone.
+      const seqs = await Promise.all(Array.from({ length: 1000 }, (_, i) => core.serve(publish(`g${i % 7}`, i), true, `tab${i % 2}`)));
+      expect(seqs).toHaveLength(1000);
+      const ids = (real.prepare('SELECT id FROM lh_calls').all() as { id: string }[]).map((row) => row.id);
+      expect(ids.includes('ancient')).toBe(failing);
+      expect(ids.length).toBe(failing ? 1001 : 1000);
+      expect(await core.serve(publish('after', 'prune'), true)).toBeTypeOf('number');
+      await core.close();
+    }
+  });
+
   it('still serves, one transaction per call, over a driver without savepoints', async () => {
     const real = await openWasmDatabase();
     const { savepoint: _unused, ...rest } = real;

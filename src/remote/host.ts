@@ -171,20 +171,19 @@ export class SqlHost {
     };
     if (calls.length === 1 || !this.groupsCommits) {
       for (const call of calls) settle(call, false);
-      if (this.#pruneDue()) this.#db.transaction(() => this.#prune());
-      return settled;
+    } else {
+      try {
+        this.#db.transaction(() => {
+          this.#inBatch = true;
+          for (const call of calls) settle(call, true);
+        });
+      } catch (error) {
+        return calls.map(() => ({ ok: false, error }));
+      } finally {
+        this.#inBatch = false;
+      }
     }
-    try {
-      this.#db.transaction(() => {
-        this.#inBatch = true;
-        for (const call of calls) settle(call, true);
-        if (this.#pruneDue()) this.#prune();
-      });
-    } catch (error) {
-      return calls.map(() => ({ ok: false, error }));
-    } finally {
-      this.#inBatch = false;
-    }
+    this.#pruneIfDue();
     return settled;
   }
 
@@ -237,12 +236,19 @@ export class SqlHost {
     return { value: outcome.value, changed: outcome.changed ? (call.queue ?? DEFAULT_QUEUE) : null };
   }
 
-  #pruneDue(): boolean {
-    return this.#sinceLastPrune >= PRUNE_EVERY;
-  }
-
-  #prune(): void {
+  /**
+   * Drops journal entries older than {@link JOURNAL_KEEP_MS}, every {@link PRUNE_EVERY} journaled
+   * calls, in a transaction of its own after the calls' commit: a prune that fails is no call's
+   * failure (the journal only grows until the next try), so it can never fail or hold up a batch.
+   */
+  #pruneIfDue(): void {
+    const journal = this.#journal;
+    if (!journal || this.#sinceLastPrune < PRUNE_EVERY) return;
     this.#sinceLastPrune = 0;
-    this.#journal?.prune.run(Date.now() - JOURNAL_KEEP_MS);
+    try {
+      this.#db.transaction(() => journal.prune.run(Date.now() - JOURNAL_KEEP_MS));
+    } catch {
+      // Tried again after the next PRUNE_EVERY journaled calls.
+    }
   }
 }
