@@ -141,8 +141,7 @@ export class SqliteStore<X extends Execution = Execution> implements ExecutionSt
   }
 
   #run<T>(op: Operation<T>): T {
-    const outcome = op.transaction ? this.#db.transaction(() => op.run(noClock)) : op.run(noClock);
-    return outcome.value;
+    return (op.transaction ? this.#db.transaction(op.run.bind(op, noClock)) : op.run(noClock)).value;
   }
 
   /** The bodies of the contract's methods: each factory checks that the store is open, then its arguments. */

@@ -289,14 +289,21 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     return op;
   }
 
-  /** Runs `op` as a call of its own: in a transaction when it needs one, then the change notice. */
+  /**
+   * Runs `op` as a call of its own: in a transaction when it needs one, then the change notice.
+   * No closure per call (a bound run, one clock reader for the transport's life): with two, a
+   * claim+ack pair cost ~1.5 µs more than the direct bodies before operations (better-sqlite3 in
+   * memory, 21 interleaved rounds); like this, within ~0.5 µs of them.
+   */
   #run<T>(op: Operation<T>): T {
     this.#ensureOpen();
-    const now = () => readClock(this.#clock);
-    const outcome = op.transaction ? this.#db.transaction(() => op.run(now)) : op.run(now);
+    const outcome = op.transaction ? this.#db.transaction(op.run.bind(op, this.#now)) : op.run(this.#now);
     if (outcome.changed) this.#listeners.notify();
     return outcome.value;
   }
+
+  /** This transport's clock, checked, as an operation reads it. */
+  readonly #now = (): number => readClock(this.#clock);
 
   /**
    * The bodies of the contract's methods. Arguments are checked when an operation is made; its
