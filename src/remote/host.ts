@@ -21,7 +21,7 @@ import { DEFAULT_QUEUE } from '../transport/contract.js';
 import { SqliteTransport } from '../transport/sqlite.js';
 import { checkId } from '../validate.js';
 import { migrateHost } from './journal.js';
-import { methodSpec } from './methods.js';
+import { type MethodSpec, methodSpec } from './methods.js';
 import type { RemoteCall } from './wire.js';
 
 /** A call as a host serves it. */
@@ -136,15 +136,18 @@ export class SqlHost {
 
   /**
    * Checks that `call` is a call the host serves, before it is queued: the target and method are
-   * in the method table, the arguments are an array, the clock reading is finite.
+   * in the method table, the arguments are an array, the clock reading is finite. Returns the
+   * method's spec.
    * @throws TypeError naming what is wrong.
    */
-  check(call: HostedCall): void {
+  check(call: HostedCall): MethodSpec {
     if (typeof call !== 'object' || call === null) throw new TypeError('a call must be an object');
-    if (!methodSpec(call.target, call.method)) throw new TypeError(`${String(call.target)}.${String(call.method)} is not a method of the contract`);
+    const spec = methodSpec(call.target, call.method);
+    if (!spec) throw new TypeError(`${String(call.target)}.${String(call.method)} is not a method of the contract`);
     if (!Array.isArray(call.args)) throw new TypeError('call arguments must be an array');
     if (typeof call.now !== 'number' || !Number.isFinite(call.now)) throw new TypeError('call.now must be a finite number');
     if (call.queue !== undefined) checkId('call.queue', call.queue);
+    return spec;
   }
 
   /** Applies one call in a transaction of its own (see {@link applyBatch}). */
@@ -215,8 +218,7 @@ export class SqlHost {
   }
 
   #applyOne(call: HostedCall, inBatch: boolean): { value: unknown; changed: string | null } {
-    this.check(call);
-    const spec = methodSpec(call.target, call.method)!;
+    const spec = this.check(call);
     const backend: Backend = call.target === 'transport' ? this.transport(call.queue) : this.store;
     const op = backend[operation](call.method, call.args);
     const journal = spec.kind === 'write' && call.journalId !== undefined ? this.#journal : undefined;
