@@ -5,6 +5,7 @@
  * - better-sqlite3: SqliteTransport on a file (WAL, NORMAL) in this process: no network;
  * - one object over HTTP: the Node client, one POST per call (two per message), with Node's
  *   fetch (the client's default) and with a node:http keep-alive connection (`options.fetch`);
+ * - one object with calls on its WebSocket (`calls: 'websocket'`): one message a call, each way;
  * - one object over Workers RPC: a loop inside a Worker calling the object's methods;
  * - 1, 2 and 4 objects behind spreadTransport over HTTP (clients with `concurrent: true`), with
  *   4 workers claiming at once;
@@ -12,7 +13,7 @@
  *   claim+ack's: the floor (a POST the Worker answers without touching an object), a POST that
  *   reaches the object's fetch and is answered without SQL, and the same hop from inside the
  *   Worker over RPC;
- * and batches of 32, in process, on one object over HTTP and over RPC: claimMany + ackMany (two
+ * and batches of 32, in process, on one object over HTTP, WebSocket calls and RPC: claimMany + ackMany (two
  * calls a batch) against ackAndClaimMany (one).
  * Where /proc allows, each row also reads the CPU time workerd and this process spent a message
  * (from /proc/<pid>/task/<tid>/schedstat and process.cpuUsage()): on a shared machine that
@@ -124,8 +125,8 @@ export async function benchEdge({ quick }: { quick: boolean }): Promise<BenchRow
   const dir = mkdtempSync(join(tmpdir(), 'leasehold-bench-edge-'));
   const clients: LeaseholdClient[] = [];
   const nodeHttp = nodeHttpFetch();
-  const client = (name: string, concurrent = false, fetch?: LeaseholdClientOptions['fetch']) => {
-    const c = connectLeasehold({ url: `${workerd.url}/q/${name}`, WebSocket, concurrent, ...(fetch ? { fetch } : {}) });
+  const client = (name: string, concurrent = false, fetch?: LeaseholdClientOptions['fetch'], calls: LeaseholdClientOptions['calls'] = 'http') => {
+    const c = connectLeasehold({ url: `${workerd.url}/q/${name}`, WebSocket, concurrent, calls, ...(fetch ? { fetch } : {}) });
     clients.push(c);
     return c;
   };
@@ -171,9 +172,11 @@ export async function benchEdge({ quick }: { quick: boolean }): Promise<BenchRow
     const local = new SqliteTransport(db);
     const one = client('one').transport;
     const oneNodeHttp = client('one-node-http', false, nodeHttp.fetch).transport;
+    const oneSocket = client('one-socket', false, undefined, 'websocket').transport;
     const spread = (k: number) => spreadTransport(Array.from({ length: k }, (_, i) => client(`spread${k}-${i}`, true).transport));
     const HTTP = 'one object, HTTP (Node fetch)';
     const HTTP_NODE = 'one object, HTTP (node:http keep-alive, options.fetch)';
+    const SOCKET = 'one object, WebSocket calls';
     const RPC = 'one object, Workers RPC';
     const FLOOR = 'floor: 2 no-op POSTs to the same workerd (Node fetch)';
     const FLOOR_NODE = 'floor: 2 no-op POSTs (node:http keep-alive)';
@@ -187,6 +190,7 @@ export async function benchEdge({ quick }: { quick: boolean }): Promise<BenchRow
       { name: HOP_RPC, measure: () => inWorker(HOP_RPC, 'fetch', 2 * n, { messages: n }) },
       { name: HTTP, measure: () => claimAck(one, n, 1, measured(HTTP, n)) },
       { name: HTTP_NODE, measure: () => claimAck(oneNodeHttp, n, 1, measured(HTTP_NODE, n)) },
+      { name: SOCKET, measure: () => claimAck(oneSocket, n, 1, measured(SOCKET, n)) },
       { name: RPC, measure: () => inWorker(RPC, 'claim+ack', n, { setup: 'publish' }) },
       ...[1, 2, 4].map((k): Entrant => {
         const queue = spread(k);
@@ -196,6 +200,8 @@ export async function benchEdge({ quick }: { quick: boolean }): Promise<BenchRow
     const results = await alternate(runs, entrants);
     const HTTP_BATCHES = 'one object, HTTP (Node fetch): claimMany + ackMany';
     const HTTP_COMBINED = 'one object, HTTP (Node fetch): ackAndClaimMany';
+    const SOCKET_BATCHES = 'one object, WebSocket calls: claimMany + ackMany';
+    const SOCKET_COMBINED = 'one object, WebSocket calls: ackAndClaimMany';
     const RPC_BATCHES = 'one object, Workers RPC: claimMany + ackMany';
     const RPC_COMBINED = 'one object, Workers RPC: ackAndClaimMany';
     const batched: Entrant[] = [
@@ -203,6 +209,8 @@ export async function benchEdge({ quick }: { quick: boolean }): Promise<BenchRow
       { name: 'better-sqlite3 file, in process: ackAndClaimMany', measure: () => batches(local, n * 10, true) },
       { name: HTTP_BATCHES, measure: () => batches(one, n * 10, false, measured(HTTP_BATCHES, n * 10)) },
       { name: HTTP_COMBINED, measure: () => batches(one, n * 10, true, measured(HTTP_COMBINED, n * 10)) },
+      { name: SOCKET_BATCHES, measure: () => batches(oneSocket, n * 10, false, measured(SOCKET_BATCHES, n * 10)) },
+      { name: SOCKET_COMBINED, measure: () => batches(oneSocket, n * 10, true, measured(SOCKET_COMBINED, n * 10)) },
       { name: RPC_BATCHES, measure: () => inWorker(RPC_BATCHES, 'claimMany+ackMany', n * 10, { setup: 'publish' }) },
       { name: RPC_COMBINED, measure: () => inWorker(RPC_COMBINED, 'ackAndClaimMany', n * 10, { setup: 'publish' }) },
     ];
@@ -212,7 +220,10 @@ export async function benchEdge({ quick }: { quick: boolean }): Promise<BenchRow
     const notes: Record<string, string> = {
       [HTTP]: `${times(rate(RPC), rate(HTTP))} RPC's time`,
       [HTTP_NODE]: `${times(rate(RPC), rate(HTTP_NODE))} RPC's time`,
+      [SOCKET]: `${times(rate(RPC), rate(SOCKET))} RPC's time`,
       [HTTP_BATCHES]: `${times(rate(RPC_BATCHES), rate(HTTP_BATCHES))} RPC's time`,
+      [SOCKET_BATCHES]: `${times(rate(RPC_BATCHES), rate(SOCKET_BATCHES))} RPC's time`,
+      [SOCKET_COMBINED]: `${times(rate(RPC_COMBINED), rate(SOCKET_COMBINED))} RPC's time`,
       [HTTP_COMBINED]: `${times(rate(RPC_COMBINED), rate(HTTP_COMBINED))} RPC's time`,
     };
     const note = (name: string, perCall: boolean) => {

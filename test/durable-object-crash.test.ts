@@ -1,6 +1,6 @@
 /**
  * A LeaseholdObject survives its process: a worker publishes, claims, acks and commits through
- * the HTTP client while workerd is stopped, or killed with SIGKILL at random moments, and started
+ * the client (over HTTP, and with calls on the WebSocket) while workerd is stopped, or killed with SIGKILL at random moments, and started
  * again on the same storage. The history checker then finds nothing acknowledged lost, nothing
  * delivered twice, no FIFO break, and the store holds every commit it acknowledged.
  *
@@ -19,7 +19,10 @@ import { startWorkerd, type Workerd } from './support/workerd.js';
 const KILLS = 6;
 const VISIBILITY = 40;
 
-describe('a LeaseholdObject across workerd restarts and SIGKILL', () => {
+describe.each([
+  { route: 'q' as const, label: 'HTTP' },
+  { route: 'ws' as const, label: 'WebSocket calls' },
+])('a LeaseholdObject across workerd restarts and SIGKILL ($label)', ({ route }) => {
   let workerd: Workerd | undefined;
   afterAll(async () => {
     await workerd?.kill();
@@ -31,7 +34,7 @@ describe('a LeaseholdObject across workerd restarts and SIGKILL', () => {
     const random = seeded(17);
     let tick = 1_000;
     const clock = () => tick;
-    const open = () => connect('q', 'crash', clock, {}, workerd!.url);
+    const open = () => connect(route, 'crash', clock, {}, workerd!.url);
     let client = open();
     const history: HistoryEntry[] = [];
     const exe = { id: 'stream', version: 0, n: 0 };

@@ -1,8 +1,9 @@
 /**
- * The HTTP client of a leasehold Durable Object, for code outside Workers (Node, browsers, other
+ * The client of a leasehold Durable Object for code outside Workers (Node, browsers, other
  * clouds): a {@link Transport} (with `onChange` over a WebSocket) and an {@link ExecutionStore}
- * whose every call is one `POST …/call` to the object. Any runtime with `fetch` runs it; change
- * notices also need a WebSocket class (global in browsers and Node ≥ 22; pass `ws`'s on Node 20).
+ * whose every call is one `POST …/call` to the object, or one message on the object's WebSocket
+ * (`calls: 'websocket'`). Any runtime with `fetch` runs it; change notices and WebSocket calls
+ * also need a WebSocket class (global in browsers and Node ≥ 22; pass `ws`'s on Node 20).
  */
 import { LeaseholdError, StorageError } from '../errors.js';
 import { remoteStore, remoteTransport, type Send } from '../remote/client.js';
@@ -11,8 +12,8 @@ import { errorFromWire, type RemoteCall } from '../remote/wire.js';
 import type { ExecutionStore } from '../store/contract.js';
 import { type ChangeNotifier, DEFAULT_QUEUE, type Transport } from '../transport/contract.js';
 import { checkId, checkObject } from '../validate.js';
-import type { CallAnswer, CallBody } from './protocol.js';
-import { NoticeSocket, type WebSocketClass } from './socket.js';
+import { SOCKET_CALL_MAX_BYTES, type CallAnswer, type CallBody } from './protocol.js';
+import { ObjectSocket, type WebSocketClass } from './socket.js';
 
 /** Options of {@link connectLeasehold}. */
 export interface LeaseholdClientOptions {
@@ -25,8 +26,19 @@ export interface LeaseholdClientOptions {
   headers?: Record<string, string>;
   /** The fetch to use; default the global one. */
   fetch?: (input: string, init: { method: string; headers: Record<string, string>; body: string }) => Promise<{ ok: boolean; status: number; text(): Promise<string> }>;
-  /** The WebSocket class for change notices; default the global one. Without one, `onChange` throws. */
+  /** The WebSocket class for change notices and WebSocket calls; default the global one. Without one, `onChange` throws. */
   WebSocket?: WebSocketClass;
+  /**
+   * How calls travel. `'http'` (default): one `POST …/call` each, stateless, through any proxy.
+   * `'websocket'`: as messages on one WebSocket to the object (the one notices use), opened at
+   * the first call and kept until `close()`; a call skips the cost of an HTTP request in
+   * workerd (claim+ack about 2× faster, docs/BENCHMARKS.md). An answer still comes only once the
+   * call is durable. A call larger than 1 MB of JSON goes over HTTP (workerd refuses larger
+   * socket messages). Needs a WebSocket class; where the class does not report the HTTP status
+   * of a refused upgrade (browsers), a wrong token shows as `STORAGE_UNAVAILABLE`, not
+   * `ACCESS_DENIED`.
+   */
+  calls?: 'http' | 'websocket';
   /**
    * false (default): calls go out one after another, each once the previous one is answered, so
    * they apply in the order they were made, as on a local transport. true: calls go out at once
@@ -75,19 +87,42 @@ export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClie
   const doFetch = options.fetch ?? (globalThis.fetch as unknown as NonNullable<LeaseholdClientOptions['fetch']>);
   if (typeof doFetch !== 'function') throw new TypeError('options.fetch is required: this runtime has no global fetch');
   const headers = { 'content-type': 'application/json', ...(options.headers ?? {}) };
+  const calls = options.calls ?? 'http';
+  if (calls !== 'http' && calls !== 'websocket') throw new RangeError(`options.calls must be 'http' or 'websocket', got ${String(calls)}`);
   const clientId = randomId();
 
-  const notices = new NoticeSocket(`${root.replace(/^http/, 'ws')}/changes?client=${clientId}`, options.WebSocket, headers);
+  const socket = new ObjectSocket(`${root.replace(/^http/, 'ws')}/changes?client=${clientId}`, root, options.WebSocket, headers);
+  if (calls === 'websocket' && !socket.available) throw new TypeError("options.calls 'websocket' needs a WebSocket class: pass options.WebSocket (e.g. the ws package on Node 20)");
 
   /** The last call sent, when calls are ordered: the next one waits for its answer. */
   let tail: Promise<unknown> = Promise.resolve();
   const send: Send = (call) => {
     // Encoded and clocked now, at the call, whenever it goes out.
     const body: CallBody = { ...call, args: encodeValue(call.args), client: clientId };
-    if (options.concurrent === true) return post(body);
-    const answer = tail.then(() => post(body));
+    if (options.concurrent === true) return deliver(body);
+    const answer = tail.then(() => deliver(body));
     tail = answer.catch(() => undefined);
     return answer;
+  };
+
+  const deliver = async (body: CallBody): Promise<unknown> => {
+    if (calls === 'websocket') {
+      const { client: _, ...call } = body;
+      const text = JSON.stringify(call);
+      // Counted in UTF-16 units first: a text of n units is at most 3n bytes of UTF-8.
+      if (text.length * 3 <= SOCKET_CALL_MAX_BYTES || new TextEncoder().encode(text).length <= SOCKET_CALL_MAX_BYTES) {
+        return settle(body, await socket.call(call, `${body.target}.${body.method}`));
+      }
+    }
+    return post(body);
+  };
+
+  /** What the caller gets from the object's answer. */
+  const settle = (body: CallBody, answer: CallAnswer): unknown => {
+    if (!answer.ok) throw errorFromWire(answer.error);
+    // This connection's own changes are not echoed over the socket: raise them here.
+    if (answer.changed) socket.emit(body.queue ?? DEFAULT_QUEUE);
+    return answer.value;
   };
 
   const post = async (body: CallBody): Promise<unknown> => {
@@ -110,10 +145,7 @@ export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClie
     } catch {
       throw new StorageError('STORAGE_FAILED', `${target}.${method}: ${root} answered HTTP ${status} with a body that is not a leasehold answer: ${text.slice(0, 200)}`);
     }
-    if (!answer.ok) throw errorFromWire(answer.error);
-    // This connection's own changes are not echoed over the socket: raise them here.
-    if (answer.changed) notices.emit(body.queue ?? DEFAULT_QUEUE);
-    return answer.value;
+    return settle(body, answer);
   };
 
   const queues = new Map<string, Transport & ChangeNotifier>();
@@ -121,7 +153,7 @@ export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClie
     checkId('name', name);
     let transport = queues.get(name);
     if (!transport) {
-      transport = remoteTransport(send, { ...(name === DEFAULT_QUEUE ? {} : { queue: name }), subscribe: (listener) => notices.add(name, listener) });
+      transport = remoteTransport(send, { ...(name === DEFAULT_QUEUE ? {} : { queue: name }), subscribe: (listener) => socket.add(name, listener) });
       queues.set(name, transport);
     }
     return transport;
@@ -134,7 +166,7 @@ export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClie
     async close() {
       for (const transport of queues.values()) await transport.close();
       await store.close();
-      notices.close();
+      socket.close();
     },
   };
 }

@@ -15,7 +15,7 @@ export { fromDurableObjectStorage } from './driver.js';
 export { groupHash, spreadTransport } from '../transport/spread.js';
 export { LeaseholdObject } from './object.js';
 export type { LeaseholdEnv } from './object.js';
-export type { CallAnswer, CallBody } from './protocol.js';
+export type { CallAnswer, CallBody, SocketAnswer, SocketCall } from './protocol.js';
 export type { ObjectOptions } from './core.js';
 export type { DurableObjectStateLike, DurableObjectStorageLike, SqlCursorLike, SqlStorageLike, WebSocketLike } from './types.js';
 export type { Target } from '../remote/methods.js';
@@ -73,7 +73,7 @@ export async function routeToObject(request: Request, namespace: NamespaceLike, 
   const path = new URL(request.url).pathname;
   if (!path.startsWith(`${prefix}/`)) return null;
   const [name, action, ...rest] = path.slice(prefix.length + 1).split('/');
-  if (!name || !NAME.test(decodeURIComponent(name)) || (action !== 'call' && action !== 'changes' && action !== 'abort') || rest.length > 0) return null;
+  if (!name || !NAME.test(decodeURIComponent(name)) || (action !== 'call' && action !== 'changes') || rest.length > 0) return null;
   if (options.token !== undefined) {
     const given = request.headers.get('authorization') ?? new URL(request.url).searchParams.get('token');
     if (given !== `Bearer ${options.token}` && given !== options.token) return new Response('unauthorized', { status: 401 });

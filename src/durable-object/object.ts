@@ -6,8 +6,10 @@
  *   `objectTransport(stub)` / `objectStore(stub)` for the exact contracts (error classes intact);
  * - HTTP: `POST /call` with a JSON call, for clients outside Workers (`leasehold/durable-object/client`);
  * - WebSocket: `GET /changes` upgrades to a socket that receives a notice after every change and
- *   whenever a lease, park or timer runs out. Sockets use the hibernation API: an idle
- *   subscriber keeps no object in memory and costs nothing.
+ *   whenever a lease, park or timer runs out, and carries calls too (the client's
+ *   `calls: 'websocket'`): one message a call and one its answer, without the cost of an HTTP
+ *   request each. Sockets use the hibernation API: an idle socket keeps no object in memory and
+ *   costs nothing.
  * The object's alarm is kept at the next lease expiry, park end or timer, and wakes subscribers
  * then: a runtime waiting on `onChange` claims the expired lease or fires the due timer (with its
  * own relay) at once, with no polling. The store stays passive (it never fires a timer itself).
@@ -21,7 +23,7 @@ import type { CommitChanges, Execution, ExecutionStore } from '../store/contract
 import type { Transport } from '../transport/contract.js';
 import type { SqlDatabase } from '../sqlite/driver.js';
 import { checkObjectOptions, type ObjectOptions } from './core.js';
-import { ANY_QUEUE, type CallAnswer, type CallBody } from './protocol.js';
+import { ANY_QUEUE, type CallAnswer, type CallBody, type SocketAnswer, type SocketCall } from './protocol.js';
 import { fromDurableObjectStorage } from './driver.js';
 import type { DurableObjectStateLike, WebSocketLike } from './types.js';
 
@@ -127,8 +129,29 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
     await this.#armAlarm();
   }
 
-  /** Subscribers only listen; whatever they send is ignored. */
-  async webSocketMessage(): Promise<void> {}
+  /**
+   * A call over the socket ({@link SocketCall}), answered on the same socket with its id. Like
+   * the answer of `POST /call`, the answer leaves only once the call's writes are durable (the
+   * output gate holds every outgoing message until then). Calls from one socket run in the order
+   * they arrive: `call` awaits only storage, which holds the next event back. Anything else a
+   * socket sends is ignored.
+   */
+  async webSocketMessage(socket: WebSocketLike, message: string | ArrayBuffer): Promise<void> {
+    let call: SocketCall;
+    try {
+      call = JSON.parse(typeof message === 'string' ? message : new TextDecoder().decode(message)) as SocketCall;
+    } catch {
+      return;
+    }
+    if (typeof call !== 'object' || call === null || typeof call.id !== 'number') return;
+    const client = this.ctx.getTags(socket).find((tag) => tag.startsWith('client:'))?.slice('client:'.length);
+    const answer = await this.call(call.target, call.method, call.args, { client, queue: call.queue, encoded: true });
+    try {
+      socket.send(JSON.stringify({ ...answer, id: call.id } satisfies SocketAnswer));
+    } catch {
+      // The socket closed meanwhile: its caller gets STORAGE_UNAVAILABLE ("may have been applied").
+    }
+  }
 
   async webSocketClose(socket: WebSocketLike, code: number): Promise<void> {
     try {

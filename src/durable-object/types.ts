@@ -40,5 +40,6 @@ export interface DurableObjectStateLike {
   readonly id: { toString(): string };
   acceptWebSocket(socket: WebSocketLike, tags?: string[]): void;
   getWebSockets(tag?: string): WebSocketLike[];
+  getTags(socket: WebSocketLike): string[];
   blockConcurrencyWhile<T>(body: () => Promise<T>): Promise<T>;
 }

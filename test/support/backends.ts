@@ -113,7 +113,7 @@ export const transportBackends: TransportBackend[] = [
       return sqlHarness(() => openBetterSqliteDatabase(file), options, scratch.remove, true);
     },
   },
-  // A LeaseholdObject in the real workerd (SQLite storage on disk), over HTTP and over Workers RPC.
+  // A LeaseholdObject in the real workerd (SQLite storage on disk), over HTTP, WebSocket calls and Workers RPC.
   ...ROUTES.map(({ route, label }): TransportBackend => ({
     name: `LeaseholdObject in workerd (${label})`,
     caps: { json: true, persistent: true, namedQueues: true },

@@ -14,10 +14,14 @@ import type { TransportHarness } from '../conformance/transport.js';
 import type { StoreHarness } from '../conformance/store-harness.js';
 import type { RuntimeBackends } from './runtime-backends.js';
 
-/** How a test reaches the object: `/q/…` is the object's own HTTP endpoint, `/rpc/…` a Worker calling it over RPC. */
-export type Route = 'q' | 'rpc';
+/**
+ * How a test reaches the object: `/q/…` is the object's own endpoint, by `POST /call` or (`ws`)
+ * by calls on its WebSocket; `/rpc/…` a Worker calling it over RPC.
+ */
+export type Route = 'q' | 'ws' | 'rpc';
 export const ROUTES: { route: Route; label: string }[] = [
   { route: 'q', label: 'HTTP' },
+  { route: 'ws', label: 'WebSocket calls' },
   { route: 'rpc', label: 'Workers RPC' },
 ];
 
@@ -30,7 +34,7 @@ export function freshObject(prefix: string): string {
 
 /** The base URL of object `name` on `route` of the shared workerd (or of `base`). */
 export function objectUrl(route: Route, name: string, base = inject('workerdUrl')): string {
-  return `${base}/${route}/${name}`;
+  return `${base}/${route === 'ws' ? 'q' : route}/${name}`;
 }
 
 export function connect(route: Route, name: string, clock: Clock | undefined, options: ObjectOptions = {}, base?: string): LeaseholdClient {
@@ -39,7 +43,14 @@ export function connect(route: Route, name: string, clock: Clock | undefined, op
     const body = { ...(JSON.parse(init.body) as object), ...(clock ? { now: clock() } : {}), options };
     return fetch(url, { ...init, body: JSON.stringify(body) });
   };
-  return connectLeasehold({ url: objectUrl(route, name, base), WebSocket, fetch: withTestFields });
+  // And on the socket, its own WebSocket class adds them to every call it sends.
+  class WithTestFields extends WebSocket {
+    override send(data: string): void {
+      const message = JSON.parse(data) as { id?: unknown };
+      super.send(typeof message.id === 'number' ? JSON.stringify({ ...message, ...(clock ? { now: clock() } : {}), options }) : data);
+    }
+  }
+  return connectLeasehold({ url: objectUrl(route, name, base), WebSocket: WithTestFields, fetch: withTestFields, calls: route === 'ws' ? 'websocket' : 'http' });
 }
 
 /** Drops the object's instance, so the next call builds a new one from its storage (a test hook). */

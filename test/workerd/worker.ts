@@ -7,6 +7,7 @@
  * Worker over raw RPC at `/bench/<name>/rpc`.
  */
 import { LeaseholdObject, routeToObject, type CallBody, type CallAnswer, type ObjectOptions } from '../../src/durable-object/index.js';
+import type { WebSocketLike } from '../../src/durable-object/types.js';
 
 /** What a test's call carries besides the call: the manual clock's reading, and the object's options. */
 export interface TestCallBody extends CallBody {
@@ -31,6 +32,22 @@ export class TestObject extends LeaseholdObject {
 
   /** A call of the test's, over RPC or HTTP: its clock reading and options first, then the call. */
   async testCall(body: TestCallBody): Promise<CallAnswer> {
+    this.#adopt(body);
+    return this.call(body.target, body.method, body.args, { client: body.client, queue: body.queue, encoded: true });
+  }
+
+  /** A call of the test's over the WebSocket: the same fields, then the shipped handler. */
+  override async webSocketMessage(socket: WebSocketLike, message: string | ArrayBuffer): Promise<void> {
+    try {
+      this.#adopt(JSON.parse(String(message)) as TestCallBody);
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+    }
+    return super.webSocketMessage(socket, message);
+  }
+
+  /** Takes a test call's clock reading and options. */
+  #adopt(body: Pick<TestCallBody, 'now' | 'options'>): void {
     if (body.options !== undefined) {
       // The host is built from the options at the first call: a later call cannot change them.
       if (this.#options !== undefined && JSON.stringify(this.#options) !== JSON.stringify(body.options)) throw new Error('a test object keeps the options of its first call');
@@ -43,7 +60,6 @@ export class TestObject extends LeaseholdObject {
       if (this.#now === null) Object.defineProperty(this, 'clock', { value: () => this.#now! });
       this.#now = body.now;
     }
-    return this.call(body.target, body.method, body.args, { client: body.client, queue: body.queue, encoded: true });
   }
 
   override async fetch(request: Request): Promise<Response> {
@@ -72,9 +88,11 @@ export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     // The floor of every HTTP call: workerd's request handling and this Worker, no object.
     if (new URL(request.url).pathname === '/noop') return new Response('ok');
+    const [, kind, name, action] = new URL(request.url).pathname.split('/');
+    // The tests' reset, beside the router (which knows only the shipped actions).
+    if (kind === 'q' && name && action === 'abort') return env.QUEUE.get(env.QUEUE.idFromName(decodeURIComponent(name))).fetch(request);
     const routed = (await routeToObject(request, env.QUEUE, { prefix: '/q' })) ?? (await routeToObject(request, env.QUEUE, { prefix: '/s', token: 'test-token' }));
     if (routed) return routed;
-    const [, kind, name, action] = new URL(request.url).pathname.split('/');
     if (!name) return new Response('not found', { status: 404 });
     const stub = env.QUEUE.get(env.QUEUE.idFromName(decodeURIComponent(name)));
     if (kind === 'rpc' && action === 'call') {
