@@ -251,6 +251,8 @@ export class DemoWorker {
         return next;
       },
       nack: (lease, delayMs) => release(t.nack(lease, delayMs)),
+      release: (lease, delayMs) => release(t.release(lease, delayMs)),
+      reject: (lease, reason) => release(t.reject(lease, reason)),
       extend: async (lease, visibilityMs) => {
         const renewed = await t.extend(lease, visibilityMs);
         if (this.lease?.seq === renewed.seq) this.lease = renewed;
@@ -266,6 +268,7 @@ export class DemoWorker {
       inspect: () => t.inspect(),
       deadLetters: () => t.deadLetters(),
       redrive: (seq) => t.redrive(seq),
+      discard: (seq) => t.discard(seq),
       close: async () => {},
     };
   }

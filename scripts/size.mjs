@@ -26,23 +26,25 @@ import { sharedAliases } from '../vite.config.ts';
 // The core was budgeted at 8 kB before the queue API (publishMany, claimMany, ackMany, stats,
 // cancel, delays, named queues) added 0.9 kB to InMemoryTransport. We kept that API and every
 // error message whole rather than shave them, and moved the budget to 9 kB; `npm test` runs this
-// script, so growing past it is a decision someone makes, not a drift nobody sees.
-const TARGETS = { core: 9_000, browserEntry: 15_000 };
+// script, so growing past it is a decision someone makes, not a drift nobody sees. The
+// offline-first calls (a dead letter holding its group, reject, release, discard) added 0.3 kB
+// more (9.3 kB): kept whole too, and the budget moved to 9.5 kB.
+const TARGETS = { core: 9_500, browserEntry: 15_000 };
 /**
  * Gzipped bytes each published entry may weigh, whole, a little above its figure when the
  * budget was set (in the comment: min / gzip, 2026-12-02), so growth is a decision, not a drift.
  */
 const ENTRY_BUDGETS = {
-  '.': 21_500, // 70.3 kB / 20.3 kB: contracts, memory and SQL backends, runtime, consume()
+  '.': 23_000, // 77.6 kB / 22.0 kB: contracts, memory and SQL backends, runtime, consume() (70.3 / 20.3 before holds, reject, release)
   './browser': 5_000, // 12.4 / 4.6: the page's client (its host worker is measured above)
   // 10.7 / 4.5 since the seam's capabilities (schema versions per component, commit watching)
   // moved into the drivers: 8.4 / 3.6 before. sqlite-wasm itself is the user's peer package.
   './sqlite-wasm': 5_000,
   './better-sqlite3': 3_300, // 6.6 / 2.9 (4.3 / 2.0 before the same move)
   './vite': 1_200, // 1.7 / 1.0
-  './durable-object': 17_500, // 55.5 / 16.7: the SQL host (journal, group commit) its object shares with the browser owner
+  './durable-object': 18_500, // 61.4 / 17.8: the SQL host (journal, group commit) its object shares with the browser owner (16.7 before holds)
   './durable-object/client': 6_500, // 16.6 / 6.3 with calls on the WebSocket (14.9 / 5.7 before; 44.8 / 13.0 before the SQL backends left it)
-  './postgres': 15_000, // 50.5 / 14.1
+  './postgres': 16_500, // 60.7 / 15.6 with migration 5 (holds, reject, release, discard); 50.5 / 14.1 before
 };
 /**
  * Entries whose bundle must carry no SQL backend (none of the SQL schemas' table names appear

@@ -20,6 +20,8 @@ export type LeaseholdErrorCode =
   | 'STORAGE_FAILED'
   | 'SCHEMA_TOO_NEW'
   | 'DRIVER_MISSING'
+  /** A transport was opened with options that contradict the queue's own (its `onDeadLetter`). */
+  | 'QUEUE_MISMATCH'
   /** A remote host refused the caller's credentials (HTTP 401 or 403): nothing was applied. */
   | 'ACCESS_DENIED';
 

@@ -217,17 +217,21 @@ describe.each(databases)('PostgresTransport.ackAndClaimMany on %s', (_name, data
     await old.publishMany([{ groupId: 'a', event: { n: 0 } }, { groupId: 'a', event: { n: 1 } }]);
     const lease = (await old.claim('w', 60_000))!;
     await old.close();
-    // Migration 4 only adds lh_ack_claim_many: without it and its record the schema is exactly
+    // Migration 4 only adds lh_ack_claim_many, and 5 adds columns and functions (and replaces
+    // three, which it replaces again): without them and their records the tables are exactly
     // what leasehold at version 3 wrote.
-    await db.query(`DROP FUNCTION "${schema}".lh_ack_claim_many`);
-    await db.query(`DELETE FROM "${schema}".lh_migrations WHERE version = 4`);
+    for (const fn of ['lh_ack_claim_many', 'lh_bury', 'lh_reject', 'lh_release_keeping', 'lh_discard']) await db.query(`DROP FUNCTION "${schema}".${fn}`);
+    await db.query(`ALTER TABLE "${schema}".lh_queues DROP COLUMN on_dead_letter`);
+    await db.query(`ALTER TABLE "${schema}".lh_groups DROP COLUMN held_seq`);
+    await db.query(`ALTER TABLE "${schema}".lh_dead_letters DROP COLUMN reason`);
+    await db.query(`DELETE FROM "${schema}".lh_migrations WHERE version >= 4`);
     const version = async () => (await db.query<{ v: number }>(`SELECT max(version)::int AS v FROM "${schema}".lh_migrations`))[0]!.v;
     expect(await version()).toBe(3);
     const upgraded = new PostgresTransport<Ev>(db, { schema });
     const result = await upgraded.ackAndClaimMany([lease], 'w', 60_000, { max: 5 });
     expect(result.acked).toEqual([lease]);
     expect(result.claimed.map((l) => [l.groupId, l.event.n, l.attempt])).toEqual([['a', 1, 1]]);
-    expect(PG_SCHEMA_VERSION).toBe(4);
+    expect(PG_SCHEMA_VERSION).toBe(5);
     expect(await version()).toBe(PG_SCHEMA_VERSION);
     await upgraded.close();
   });

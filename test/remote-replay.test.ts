@@ -97,6 +97,40 @@ const transportScenarios: Record<WriteMethods<typeof TRANSPORT_METHODS>, Scenari
       return (c) => c.t.nack(lease);
     }),
   ],
+  release: [
+    scenario('a held lease, its attempt kept', async (t) => {
+      await published(t, 'a');
+      const lease = await claimOne(t);
+      return (c) => c.t.release(lease, 500);
+    }),
+    scenario('a lost lease', async (t) => {
+      await published(t, 'a');
+      const lease = { ...(await claimOne(t)), workerId: 'other' };
+      return (c) => c.t.release(lease);
+    }),
+  ],
+  reject: [
+    scenario('a held lease, with a reason', async (t) => {
+      await published(t, 'a');
+      await t.publish('a', { next: true });
+      const lease = await claimOne(t);
+      return (c) => c.t.reject(lease, 'HTTP 422');
+    }),
+    scenario('a lost lease', async (t) => {
+      await published(t, 'a');
+      const lease = { ...(await claimOne(t)), workerId: 'other' };
+      return (c) => c.t.reject(lease);
+    }),
+  ],
+  discard: [
+    scenario('a dead letter', async (t) => {
+      await published(t, 'a');
+      await t.reject(await claimOne(t), 'refused');
+      const [dead] = await t.deadLetters();
+      return (c) => c.t.discard(dead!.seq);
+    }),
+    only('an unknown seq', (c) => c.t.discard(42)),
+  ],
   extend: [
     scenario('a held lease', async (t) => {
       await published(t, 'a');

@@ -28,6 +28,9 @@ type Command =
   | { kind: 'claim'; worker: number; visibility: number; minPriority: number }
   | { kind: 'ack'; lease: number }
   | { kind: 'nack'; lease: number; delay: number }
+  | { kind: 'release'; lease: number; delay: number }
+  | { kind: 'reject'; lease: number; reason: number | null }
+  | { kind: 'discard'; letter: number }
   | { kind: 'extend'; lease: number; visibility: number }
   | { kind: 'redrive'; letter: number }
   | { kind: 'advance'; ms: number };
@@ -53,6 +56,9 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('nack' as const), lease: fc.nat(30), delay: fc.oneof(fc.constant(0), durations) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('extend' as const), lease: fc.nat(30), visibility: durations }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('redrive' as const), letter: fc.nat(5) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), lease: fc.nat(30), delay: fc.oneof(fc.constant(0), durations) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('reject' as const), lease: fc.nat(30), reason: fc.option(fc.nat(1)) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('discard' as const), letter: fc.nat(5) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.oneof(fc.constant(0), durations, fc.integer({ min: 1, max: 60 })) }) },
 );
 
@@ -71,13 +77,13 @@ const runsFor: Record<string, number> = { InMemoryTransport: 2000 };
 const defaultRuns = 600;
 
 describe.each(transportBackends)('model-based: $name', (backend) => {
-  for (const maxAttempts of [undefined, 3]) {
-    it(`agrees with the reference model on random command sequences (maxAttempts ${maxAttempts ?? 'unlimited'})`, async () => {
+  for (const [maxAttempts, onDeadLetter] of [[undefined, 'continue'], [3, 'continue'], [3, 'hold']] as const) {
+    it(`agrees with the reference model on random command sequences (maxAttempts ${maxAttempts ?? 'unlimited'}, onDeadLetter ${onDeadLetter})`, async () => {
       await fc.assert(
         fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 60, size: 'max' }), async (commands) => {
-          const h = await backend.make(maxAttempts === undefined ? {} : { maxAttempts });
+          const h = await backend.make({ ...(maxAttempts === undefined ? {} : { maxAttempts }), ...(onDeadLetter === 'hold' ? { onDeadLetter } : {}) });
           const t = h.transport;
-          const model = new TransportModel(maxAttempts);
+          const model = new TransportModel(maxAttempts, onDeadLetter);
           const leases: { real: Lease; model: ModelLease }[] = [];
           /** seq → the highest attempt delivered, to check nothing is delivered twice. */
           const delivered = new Map<number, number>();
@@ -154,10 +160,34 @@ describe.each(transportBackends)('model-based: $name', (backend) => {
                   if (outcome.ok && c.kind === 'extend') expect((outcome.value as Lease).expiresAt).toBe(now + c.visibility);
                   break;
                 }
+                case 'release':
+                case 'reject': {
+                  const pair = leases[c.lease % Math.max(leases.length, 1)];
+                  if (!pair) break;
+                  const reason = c.kind === 'reject' && c.reason !== null ? `r${c.reason}` : null;
+                  const call = c.kind === 'release' ? t.release(pair.real, c.delay) : t.reject(pair.real, reason ?? undefined);
+                  const outcome = await call.then(() => true, (error: unknown) => (expect(error).toBeInstanceOf(LeaseLostError), false));
+                  const accepted = c.kind === 'release' ? model.release(pair.model, c.delay, now) : model.reject(pair.model, reason, now);
+                  expect(outcome).toBe(accepted);
+                  // A release spends no attempt: the next delivery may carry this one again.
+                  if (accepted && c.kind === 'release') delivered.set(pair.real.seq, pair.real.attempt - 1);
+                  break;
+                }
                 case 'redrive': {
                   const letter = model.dead[c.letter % Math.max(model.dead.length, 1)];
                   if (!letter) break;
-                  expect(await t.redrive(letter.seq)).toBe(model.redrive(letter.seq));
+                  const seq = model.redrive(letter.seq);
+                  expect(await t.redrive(letter.seq)).toBe(seq);
+                  // Back at the head under its own seq, attempts reset: its deliveries count again.
+                  if (seq === letter.seq) delivered.delete(seq);
+                  break;
+                }
+                case 'discard': {
+                  // Mostly dead letters, sometimes a seq that is none.
+                  const letter = model.dead[c.letter % Math.max(model.dead.length, 1)];
+                  const seq = letter?.seq ?? c.letter + 1;
+                  const outcome = await t.discard(seq).then(() => true, (error: unknown) => (expect(error).toMatchObject({ code: 'NOT_FOUND' }), false));
+                  expect(outcome).toBe(model.discard(seq));
                   break;
                 }
                 case 'advance':
@@ -168,7 +198,7 @@ describe.each(transportBackends)('model-based: $name', (backend) => {
               expect(snapshot.groups.map(({ messages, ...g }) => ({ ...g, messages: messages.map(({ event: _e, groupId: _g, ...m }) => m) }))).toEqual(
                 model.view(snapshot.now),
               );
-              expect(snapshot.deadLetters.map((d) => d.seq)).toEqual(model.dead.map((d) => d.seq));
+              expect(snapshot.deadLetters.map((d) => [d.seq, d.attempt, d.reason])).toEqual(model.dead.map((d) => [d.seq, d.attempt, d.reason]));
               for (const group of snapshot.groups) {
                 // One in flight per group, only ever its head; FIFO: seqs ascend within a group.
                 const locked = group.messages.filter((m) => m.state === 'leased' || m.state === 'parked');

@@ -14,6 +14,7 @@ import type { Lease, TransportSnapshot } from '../src/transport/contract.js';
 import { InMemoryTransport } from '../src/transport/memory.js';
 import { SqliteTransport } from '../src/transport/sqlite.js';
 import { scratchDir } from './support/backends.js';
+import { asReadToday } from './support/snapshots.js';
 
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
 
@@ -38,7 +39,7 @@ describe('a database written by leasehold 0.1.0 (schema version 3)', () => {
     const clock = new ManualClock(written.now);
     const transport = new SqliteTransport(db, { clock: clock.now, maxAttempts: 2 });
     expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
-    expect(await transport.inspect()).toEqual(written.snapshot);
+    expect(await transport.inspect()).toEqual(asReadToday(written.snapshot));
     expect(await new SqliteStore(db).load('order-1')).toMatchObject({ id: 'order-1', status: 'new' });
 
     // The leases handed out before the upgrade still hold, and the queue carries on.
@@ -64,8 +65,8 @@ describe('a database written with schema version 4', () => {
     const transport = new SqliteTransport(db, { clock: clock.now, maxAttempts: 2 });
     const other = new SqliteTransport(db, { clock: clock.now, queue: 'other' });
     expect(db.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
-    expect(await transport.inspect()).toEqual(written.snapshot);
-    expect(await other.inspect()).toEqual(written.other);
+    expect(await transport.inspect()).toEqual(asReadToday(written.snapshot));
+    expect(await other.inspect()).toEqual(asReadToday(written.other));
     const triggers = db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'trigger' ORDER BY name").all<{ sql: string }>();
     expect(triggers).toHaveLength(3);
     for (const { sql } of triggers) expect(sql).toMatch(/UPDATE OR FAIL lh_counters/);

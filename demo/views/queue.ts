@@ -12,7 +12,7 @@ import { h, icon, setAttr, setIcon, setText } from './dom.ts';
 /** Chips drawn per group; the rest is counted. Keeps the DOM bounded whatever the backlog. */
 const CHIPS_PER_GROUP = 6;
 
-const STATE_LABEL: Record<MessageSnapshot['state'], string> = { ready: 'ready', leased: 'leased', expired: 'lease ran out', parked: 'parked', delayed: 'delayed' };
+const STATE_LABEL: Record<MessageSnapshot['state'], string> = { ready: 'ready', leased: 'leased', expired: 'lease ran out', parked: 'parked', delayed: 'delayed', held: 'held at a dead letter' };
 
 interface Chip {
   el: HTMLLIElement;
@@ -165,6 +165,8 @@ function detail(m: MessageSnapshot, now: number): string {
       return `due in ${seconds(left)}`;
     case 'expired':
       return `${m.holder}'s lease ran out`;
+    case 'held':
+      return 'waits for its dead letter';
     default:
       return m.attempt > 0 ? 'back in line' : 'waiting';
   }

@@ -4,10 +4,10 @@
  */
 import { ClosedError, StorageError } from '../errors.js';
 import type { Execution, ExecutionStore } from '../store/contract.js';
-import { type AckAndClaimManyResult, type AckManyResult, type ChangeNotifier, DEFAULT_QUEUE, type Lease, type PublishOptions, type Transport } from '../transport/contract.js';
+import { type AckAndClaimManyResult, type AckManyResult, type ChangeNotifier, type DeadLetterPolicy, DEFAULT_QUEUE, type Lease, type PublishOptions, type Transport } from '../transport/contract.js';
 import { checkChanges, checkExecution } from '../store/checks.js';
 import { encodeCommit, encodeStep } from '../store/encode.js';
-import { checkPublish, checkPublishItems } from '../transport/shared.js';
+import { checkPublish, checkPublishItems, checkTransportOptions } from '../transport/shared.js';
 import { checkId, checkInteger, checkObject, toJson } from '../validate.js';
 import type { CallMessage, HostOptions, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
 import type { SqlTraceEntry } from './trace.js';
@@ -39,6 +39,13 @@ export interface BrowserDatabaseOptions {
   clock?: () => number;
   /** The transport's `maxAttempts` (dead letters). Applies when this tab opens the file as owner. */
   maxAttempts?: number;
+  /**
+   * The queues' `onDeadLetter` (see `TransportOptions.onDeadLetter`), for every queue this
+   * database opens; left out, each queue keeps its own (`'continue'` for a new one). Applies
+   * when this tab opens the file as owner; a queue kept with another policy then refuses its
+   * calls with `QUEUE_MISMATCH`.
+   */
+  onDeadLetter?: DeadLetterPolicy;
   /** The store's `traceMax`. Applies when this tab opens the file as owner. */
   traceMax?: number;
   /**
@@ -130,12 +137,14 @@ export async function openBrowserDatabaseWith<E = unknown, X extends Execution =
   if (typeof clock !== 'function') throw new TypeError('options.clock must be a function returning milliseconds');
   if (options.maxAttempts !== undefined) checkInteger('options.maxAttempts', options.maxAttempts, 1, Number.MAX_SAFE_INTEGER);
   if (options.traceMax !== undefined) checkInteger('options.traceMax', options.traceMax, 0, Number.MAX_SAFE_INTEGER);
+  if (options.onDeadLetter !== undefined) checkTransportOptions({ onDeadLetter: options.onDeadLetter });
   if (options.traceSql !== undefined && typeof options.traceSql !== 'boolean') throw new TypeError('options.traceSql must be a boolean');
 
   const worker = starters.createWorker?.() ?? new Worker(new URL('./host.worker.js', import.meta.url), { type: 'module', name: `leasehold:${options.name}` });
   const connection = new Connection(worker, clock, storage === 'opfs' ? () => startBroker(starters) : undefined);
   const hostOptions: HostOptions = { name: options.name, storage, durability };
   if (options.maxAttempts !== undefined) hostOptions.maxAttempts = options.maxAttempts;
+  if (options.onDeadLetter !== undefined) hostOptions.onDeadLetter = options.onDeadLetter;
   if (options.traceMax !== undefined) hostOptions.traceMax = options.traceMax;
   if (options.traceSql) hostOptions.traceSql = true;
   try {

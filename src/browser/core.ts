@@ -6,6 +6,7 @@
  * @internal
  */
 import type { SqlDatabase } from '../sqlite/driver.js';
+import type { DeadLetterPolicy } from '../transport/contract.js';
 import { GroupCommit } from '../remote/batches.js';
 import { SqlHost } from '../remote/host.js';
 import type { Target } from '../remote/methods.js';
@@ -14,6 +15,7 @@ import type { SqlTracer } from './trace.js';
 
 export interface CoreOptions {
   maxAttempts?: number;
+  onDeadLetter?: DeadLetterPolicy;
   traceMax?: number;
   /** Called after a commit that may make work claimable in `queue`. */
   onChange?: (queue: string) => void;
@@ -31,6 +33,7 @@ export class HostCore {
       journal: true,
       ...(options.trace ? { tracer: options.trace } : {}),
       ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+      ...(options.onDeadLetter === undefined ? {} : { onDeadLetter: options.onDeadLetter }),
       ...(options.traceMax === undefined ? {} : { traceMax: options.traceMax }),
     });
     this.#commits = new GroupCommit(this.#host, options.onChange);

@@ -136,6 +136,7 @@ export function startHost(scope: Scope): void {
       core = new HostCore(opened.db, {
         trace: tracer,
         maxAttempts: requested.maxAttempts,
+        onDeadLetter: requested.onDeadLetter,
         traceMax: requested.traceMax,
         onChange: (queue) => dispatch({ kind: 'changed', queue }),
       });

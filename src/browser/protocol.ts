@@ -5,6 +5,7 @@
  * @internal
  */
 import type { Target } from '../remote/methods.js';
+import type { DeadLetterPolicy } from '../transport/contract.js';
 import type { Answer, WireError } from '../remote/wire.js';
 
 /**
@@ -32,6 +33,7 @@ export interface HostOptions {
   storage: 'opfs' | 'memory';
   durability: 'normal' | 'full';
   maxAttempts?: number;
+  onDeadLetter?: DeadLetterPolicy;
   traceMax?: number;
   /** Record the SQL of claims and acks (see trace.ts). */
   traceSql?: boolean;

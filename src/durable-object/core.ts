@@ -3,6 +3,8 @@
  * the SQL host of remote/host.ts; nothing here touches the Workers runtime.
  * @internal
  */
+import type { DeadLetterPolicy } from '../transport/contract.js';
+import { checkTransportOptions } from '../transport/shared.js';
 import { checkInteger, checkObject } from '../validate.js';
 
 /** Options of a leasehold Durable Object. */
@@ -11,13 +13,20 @@ export interface ObjectOptions {
   maxAttempts?: number;
   /** The store's `traceMax`; default 200. */
   traceMax?: number;
+  /** The queues' `onDeadLetter` (see `TransportOptions`); left out, each queue keeps its own (`'continue'` for a new one). */
+  onDeadLetter?: DeadLetterPolicy;
 }
 
 /** Checks `options` as the constructors would, naming the bad field. */
 export function checkObjectOptions(options: unknown): ObjectOptions {
   checkObject('options', options, true);
-  const { maxAttempts, traceMax } = (options ?? {}) as ObjectOptions;
+  const { maxAttempts, traceMax, onDeadLetter } = (options ?? {}) as ObjectOptions;
   if (maxAttempts !== undefined) checkInteger('options.maxAttempts', maxAttempts, 1, Number.MAX_SAFE_INTEGER);
   if (traceMax !== undefined) checkInteger('options.traceMax', traceMax, 0, Number.MAX_SAFE_INTEGER);
-  return { ...(maxAttempts === undefined ? {} : { maxAttempts }), ...(traceMax === undefined ? {} : { traceMax }) };
+  if (onDeadLetter !== undefined) checkTransportOptions({ onDeadLetter });
+  return {
+    ...(maxAttempts === undefined ? {} : { maxAttempts }),
+    ...(traceMax === undefined ? {} : { traceMax }),
+    ...(onDeadLetter === undefined ? {} : { onDeadLetter }),
+  };
 }

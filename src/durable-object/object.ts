@@ -31,11 +31,13 @@ import type { DurableObjectStateLike, WebSocketLike } from './types.js';
 export interface LeaseholdEnv {
   LEASEHOLD_MAX_ATTEMPTS?: string;
   LEASEHOLD_TRACE_MAX?: string;
+  /** The queues' `onDeadLetter`: `continue` or `hold`. */
+  LEASEHOLD_ON_DEAD_LETTER?: string;
 }
 
 /**
  * The Durable Object class. Subclass it to set options in code (`override options()`), or set
- * `LEASEHOLD_MAX_ATTEMPTS` / `LEASEHOLD_TRACE_MAX` bindings. Declare it with SQLite storage
+ * `LEASEHOLD_MAX_ATTEMPTS` / `LEASEHOLD_TRACE_MAX` / `LEASEHOLD_ON_DEAD_LETTER` bindings. Declare it with SQLite storage
  * (wrangler: `new_sqlite_classes`).
  *
  * Every transport and store method is also a method of the object (Workers RPC). Over raw RPC a
@@ -60,7 +62,12 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
     const number = (text: string | undefined) => (text === undefined || text === '' ? undefined : Number(text));
     const maxAttempts = number(this.env?.LEASEHOLD_MAX_ATTEMPTS);
     const traceMax = number(this.env?.LEASEHOLD_TRACE_MAX);
-    return { ...(maxAttempts === undefined ? {} : { maxAttempts }), ...(traceMax === undefined ? {} : { traceMax }) };
+    const onDeadLetter = this.env?.LEASEHOLD_ON_DEAD_LETTER || undefined;
+    return {
+      ...(maxAttempts === undefined ? {} : { maxAttempts }),
+      ...(traceMax === undefined ? {} : { traceMax }),
+      ...(onDeadLetter === undefined ? {} : { onDeadLetter: onDeadLetter as ObjectOptions['onDeadLetter'] }),
+    };
   }
 
   /**

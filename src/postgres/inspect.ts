@@ -9,9 +9,9 @@ import { headState, waitingState } from '../transport/shared.js';
 import type { DeadLetter, GroupSnapshot, TransportSnapshot, TransportStats } from '../transport/contract.js';
 import { decodeId } from './ids.js';
 
-interface GroupJson { g: string; p: number; o: number; a: number; h: string | null; u: number | null }
+interface GroupJson { g: string; p: number; o: number; a: number; h: string | null; u: number | null; x: number | null }
 interface MessageJson { g: string; s: number; e: string; k: string | null; n: number | null }
-export interface DeadJson { s: number; g: string; p: number; e: string; a: number; d: number }
+export interface DeadJson { s: number; g: string; p: number; e: string; a: number; d: number; r: string | null }
 
 export interface InspectRow {
   now: number;
@@ -23,7 +23,7 @@ export interface InspectRow {
 /** $1: queue id; $2: the injected clock's reading, or null for the server's. */
 export function inspectQuery(s: string): string {
   return `SELECT coalesce($2::double precision, ${s}.lh_now()) AS now,
-    (SELECT coalesce(json_agg(json_build_object('g', group_id, 'p', priority, 'o', claim_order, 'a', head_attempt, 'h', holder, 'u', locked_until)
+    (SELECT coalesce(json_agg(json_build_object('g', group_id, 'p', priority, 'o', claim_order, 'a', head_attempt, 'h', holder, 'u', locked_until, 'x', held_seq)
       ORDER BY claim_order, first_seq), '[]') FROM ${s}.lh_groups WHERE queue = $1) AS groups,
     (SELECT coalesce(json_agg(json_build_object('g', group_id, 's', seq, 'e', event, 'k', key, 'n', not_before) ORDER BY seq), '[]')
       FROM ${s}.lh_messages WHERE queue = $1) AS messages,
@@ -32,12 +32,12 @@ export function inspectQuery(s: string): string {
 
 /** The dead letters of queue $1 as a JSON array, in the order they died. */
 export function deadLettersSelect(s: string): string {
-  return `(SELECT coalesce(json_agg(json_build_object('s', seq, 'g', group_id, 'p', priority, 'e', event, 'a', attempt, 'd', dead_at) ORDER BY id), '[]')
+  return `(SELECT coalesce(json_agg(json_build_object('s', seq, 'g', group_id, 'p', priority, 'e', event, 'a', attempt, 'd', dead_at, 'r', reason) ORDER BY id), '[]')
       FROM ${s}.lh_dead_letters WHERE queue = $1)`;
 }
 
 export function deadLettersFrom<E>(rows: DeadJson[]): DeadLetter<E>[] {
-  return rows.map((d) => ({ seq: d.s, groupId: decodeId(d.g), priority: d.p, event: JSON.parse(d.e) as E, attempt: d.a, deadAt: d.d }));
+  return rows.map((d) => ({ seq: d.s, groupId: decodeId(d.g), priority: d.p, event: JSON.parse(d.e) as E, attempt: d.a, deadAt: d.d, reason: d.r === null ? null : decodeId(d.r) }));
 }
 
 export function snapshotFrom<E>(row: InspectRow): TransportSnapshot<E> {
@@ -46,13 +46,17 @@ export function snapshotFrom<E>(row: InspectRow): TransportSnapshot<E> {
   for (const g of row.groups) {
     groups.set(g.g, {
       lock: g,
-      snapshot: { groupId: decodeId(g.g), priority: g.p, claimOrder: g.o, inFlight: g.u !== null && g.u >= now, messages: [] },
+      snapshot: { groupId: decodeId(g.g), priority: g.p, claimOrder: g.o, inFlight: g.x === null && g.u !== null && g.u >= now, heldBy: g.x, messages: [] },
     });
   }
   for (const m of row.messages) {
     const { snapshot, lock } = groups.get(m.g)!;
     // The head carries the group's lease; every later message is untouched.
     const head = snapshot.messages.length === 0;
+    if (lock.x !== null) {
+      snapshot.messages.push({ seq: m.s, groupId: snapshot.groupId, event: JSON.parse(m.e) as E, state: 'held', attempt: 0, holder: null, expiresAt: null, key: m.k === null ? null : decodeId(m.k) });
+      continue;
+    }
     const holder = head && lock.h !== null ? decodeId(lock.h) : null;
     // The head's lease, park or delay lives on its group; a message further back has only its own delay.
     const expiry = head ? lock.u : m.n;
@@ -71,7 +75,7 @@ export function snapshotFrom<E>(row: InspectRow): TransportSnapshot<E> {
   return { now, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: deadLettersFrom<E>(row.dead) };
 }
 
-export interface StatsRow { queued: string; groups: string; ready: string; leased: string; next: number | null; dead: string }
+export interface StatsRow { queued: string; groups: string; ready: string; leased: string; held: string; next: number | null; dead: string }
 
 /** The counts of `stats()` in one statement. $1: queue id; $2: the injected clock's reading, or null for the server's. */
 export function statsQuery(s: string): string {
@@ -80,7 +84,8 @@ export function statsQuery(s: string): string {
       count(g.group_id) AS groups,
       count(g.group_id) FILTER (WHERE g.locked_until IS NULL OR g.locked_until < t.now) AS ready,
       count(g.group_id) FILTER (WHERE g.holder IS NOT NULL AND g.locked_until >= t.now) AS leased,
-      min(g.locked_until) FILTER (WHERE g.locked_until >= t.now) AS next,
+      count(g.group_id) FILTER (WHERE g.held_seq IS NOT NULL) AS held,
+      min(g.locked_until) FILTER (WHERE g.locked_until >= t.now AND g.held_seq IS NULL) AS next,
       (SELECT count(*) FROM ${s}.lh_dead_letters WHERE queue = $1) AS dead
     FROM t LEFT JOIN ${s}.lh_groups g ON g.queue = $1 GROUP BY t.now`;
 }
@@ -89,13 +94,15 @@ export function statsFrom(row: StatsRow): TransportStats {
   const groups = Number(row.groups);
   const ready = Number(row.ready);
   const leased = Number(row.leased);
+  const held = Number(row.held);
   return {
     queued: Number(row.queued),
     groups,
     ready,
     leased,
-    waiting: groups - ready - leased,
+    waiting: groups - ready - leased - held,
     dead: Number(row.dead),
+    held,
     nextReadyAt: row.next === null ? null : row.next + 1,
   };
 }

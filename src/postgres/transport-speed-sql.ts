@@ -15,6 +15,23 @@
  * Measured with `npm run bench:postgres` (docs/BENCHMARKS.md).
  * @internal
  */
+/**
+ * The end of a claim's loop: leases the head of the group row `v_row` it locked (v_group at
+ * v_attempt deliveries) and returns that lease. Shared by every version of `lh_claim`.
+ */
+export function leaseLockedGroup(s: string): string {
+  return `        -- The row is locked by this transaction, so its tuple id stays put until the update.
+        UPDATE ${s}.lh_groups g SET holder = p_worker, locked_until = v_now + p_visibility, head_attempt = v_attempt + 1,
+            claim_order = nextval(p_claims)
+          FROM (SELECT m.seq, m.event FROM ${s}.lh_messages m WHERE m.queue = p_queue AND m.group_id = v_group ORDER BY m.seq LIMIT 1) h
+          WHERE g.ctid = v_row
+          RETURNING h.seq, h.event INTO o_seq, o_event;
+        IF NOT FOUND THEN RETURN; END IF;  -- a group row without messages: never left behind by any call
+        o_group := v_group; o_attempt := v_attempt + 1; o_expires := v_now + p_visibility;
+        RETURN NEXT;
+        RETURN;`;
+}
+
 export function transportSpeedMigration(s: string): string[] {
   const now = `floor(extract(epoch FROM clock_timestamp()) * 1000)::double precision`;
   return [
@@ -38,16 +55,7 @@ export function transportSpeedMigration(s: string): string[] {
           PERFORM ${s}.lh_remove_head(p_queue, v_group, v_seq);
           CONTINUE;
         END IF;
-        -- The row is locked by this transaction, so its tuple id stays put until the update.
-        UPDATE ${s}.lh_groups g SET holder = p_worker, locked_until = v_now + p_visibility, head_attempt = v_attempt + 1,
-            claim_order = nextval(p_claims)
-          FROM (SELECT m.seq, m.event FROM ${s}.lh_messages m WHERE m.queue = p_queue AND m.group_id = v_group ORDER BY m.seq LIMIT 1) h
-          WHERE g.ctid = v_row
-          RETURNING h.seq, h.event INTO o_seq, o_event;
-        IF NOT FOUND THEN RETURN; END IF;  -- a group row without messages: never left behind by any call
-        o_group := v_group; o_attempt := v_attempt + 1; o_expires := v_now + p_visibility;
-        RETURN NEXT;
-        RETURN;
+${leaseLockedGroup(s)}
       END LOOP;
     END $$`,
 

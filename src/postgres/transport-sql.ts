@@ -23,15 +23,22 @@
  */
 import { batchFunctions } from './transport-batch-sql.js';
 
-export function transportMigration(s: string): string[] {
-  // Locks the group row and says whether the lease (seq, attempt, worker) still holds its head.
-  const holds = `
+/**
+ * The start of a function body that takes a lease (p_queue, p_group, p_seq, p_attempt,
+ * p_worker): locks the group row and returns false unless the lease still holds its head.
+ */
+export function holdsLease(s: string): string {
+  return `
     PERFORM 1 FROM ${s}.lh_groups g
       WHERE g.queue = p_queue AND g.group_id = p_group AND g.holder = p_worker AND g.head_attempt = p_attempt FOR UPDATE;
     IF NOT FOUND OR p_seq IS DISTINCT FROM (SELECT m.seq FROM ${s}.lh_messages m
         WHERE m.queue = p_queue AND m.group_id = p_group ORDER BY m.seq LIMIT 1) THEN
       RETURN false;
     END IF;`;
+}
+
+export function transportMigration(s: string): string[] {
+  const holds = holdsLease(s);
   const notify = `IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;`;
   return [
     `CREATE TABLE ${s}.lh_queues (

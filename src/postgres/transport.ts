@@ -8,7 +8,7 @@
  */
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
 import { Listeners } from '../transport/notifier.js';
-import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkSeq, checkTransportOptions } from '../transport/shared.js';
+import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkReason, checkSeq, checkTransportOptions, queuePolicy } from '../transport/shared.js';
 import type {
   AckAndClaimManyResult,
   AckManyResult,
@@ -16,6 +16,7 @@ import type {
   ClaimManyOptions,
   ClaimOptions,
   DeadLetter,
+  DeadLetterPolicy,
   Lease,
   PublishItem,
   PublishOptions,
@@ -79,6 +80,8 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   readonly #maxAttempts: number | null;
   readonly #schema: string;
   readonly #queueName: string;
+  /** The `onDeadLetter` asked for (null: the queue's); checked against the queue's when it opens. */
+  readonly #requestedPolicy: DeadLetterPolicy | null;
   readonly #s: string;
   #queue: Promise<QueueRefs> | null = null;
   #closed = false;
@@ -95,7 +98,8 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
    * @throws TypeError / RangeError for a bad option.
    */
   constructor(db: PgDatabase, options?: PostgresTransportOptions) {
-    const { maxAttempts, queue } = checkTransportOptions(options);
+    const { maxAttempts, queue, onDeadLetter } = checkTransportOptions(options);
+    this.#requestedPolicy = onDeadLetter;
     if (typeof db !== 'object' || db === null || typeof db.query !== 'function' || typeof db.transaction !== 'function') {
       throw new TypeError('db must be an open PgDatabase (from fromPg or fromPglite)');
     }
@@ -131,8 +135,8 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const s = this.#s;
     await migratePostgres(this.#db, this.#schema);
     const refs = `SELECT id, to_regclass(format('%I.%I', $2::text, 'lh_q' || id || '_seq'))::oid::int8 AS seqs,
-      to_regclass(format('%I.%I', $2::text, 'lh_q' || id || '_claims'))::oid::int8 AS claims FROM ${s}.lh_queues WHERE name = $1`;
-    type Row = { id: number; seqs: string | null; claims: string | null };
+      to_regclass(format('%I.%I', $2::text, 'lh_q' || id || '_claims'))::oid::int8 AS claims, on_dead_letter FROM ${s}.lh_queues WHERE name = $1`;
+    type Row = { id: number; seqs: string | null; claims: string | null; on_dead_letter: DeadLetterPolicy | null };
     let [row] = await this.#db.query<Row>(refs, [this.#queueName, this.#schema]);
     if (!row?.claims) {
       [row] = await this.#db.transaction(async (tx) => {
@@ -145,6 +149,13 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
       });
     }
     const { id, seqs, claims } = row!;
+    // The policy is the queue's: the first transport that names one sets it, the others must agree.
+    let policy = row!.on_dead_letter;
+    if (policy === null && this.#requestedPolicy !== null) {
+      await this.#db.query(`UPDATE ${s}.lh_queues SET on_dead_letter = $2 WHERE id = $1 AND on_dead_letter IS NULL`, [id, this.#requestedPolicy]);
+      [{ on_dead_letter: policy }] = (await this.#db.query<{ on_dead_letter: DeadLetterPolicy }>(`SELECT on_dead_letter FROM ${s}.lh_queues WHERE id = $1`, [id])) as [{ on_dead_letter: DeadLetterPolicy }];
+    }
+    if (policy !== null) queuePolicy(this.#queueName, policy, this.#requestedPolicy);
     // The claims sequence's OID is unique in the database: a channel no other queue or schema shares.
     return { id, seqs: Number(seqs), claims: Number(claims), channel: `lh_${claims}` };
   }
@@ -256,12 +267,31 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   async nack(lease: Lease<E>, delayMs = 0): Promise<void> {
+    return this.#giveBack('lh_release', lease, delayMs);
+  }
+
+  async release(lease: Lease<E>, delayMs = 0): Promise<void> {
+    return this.#giveBack('lh_release_keeping', lease, delayMs);
+  }
+
+  async #giveBack(fn: 'lh_release' | 'lh_release_keeping', lease: Lease<E>, delayMs: number): Promise<void> {
     checkLease(lease, this.#queueName);
     checkDuration('delayMs', delayMs, false);
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
-    const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_release', 8)} AS ok`, [q.id, ...heldBy(lease), delayMs, now, q.channel]);
+    const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn(fn, 8)} AS ok`, [q.id, ...heldBy(lease), delayMs, now, q.channel]);
+    if (!row!.ok) throw lost(lease);
+    this.#changed(null);
+  }
+
+  async reject(lease: Lease<E>, reason?: string): Promise<void> {
+    checkLease(lease, this.#queueName);
+    const why = checkReason(reason);
+    this.#ensureOpen();
+    const now = this.#now();
+    const q = await this.#open();
+    const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_reject', 8)} AS ok`, [q.id, ...heldBy(lease), why === null ? null : encodeId(why), now, q.channel]);
     if (!row!.ok) throw lost(lease);
     this.#changed(null);
   }
@@ -322,6 +352,15 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     if (row!.seq === null) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
     this.#changed(null);
     return Number(row!.seq);
+  }
+
+  async discard(seq: number): Promise<void> {
+    checkSeq(seq);
+    this.#ensureOpen();
+    const q = await this.#open();
+    const [row] = await this.#db.query<{ found: boolean }>(`SELECT ${this.#fn('lh_discard', 3)} AS found`, [q.id, seq, q.channel]);
+    if (!row!.found) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
+    this.#changed(null);
   }
 
   async close(): Promise<void> {

@@ -17,7 +17,7 @@ import { ClosedError } from '../errors.js';
 import type { SqlDatabase, SqlStatement } from '../sqlite/driver.js';
 import { type Operation, operation, type Outcome } from '../sqlite/operation.js';
 import { SqliteStore } from '../store/sqlite.js';
-import { DEFAULT_QUEUE } from '../transport/contract.js';
+import { DEFAULT_QUEUE, type DeadLetterPolicy } from '../transport/contract.js';
 import { SqliteTransport } from '../transport/sqlite.js';
 import { checkId } from '../validate.js';
 import { migrateHost } from './journal.js';
@@ -52,6 +52,8 @@ export interface CallTracer {
 export interface SqlHostOptions {
   /** The transports' `maxAttempts` (dead letters). */
   maxAttempts?: number;
+  /** The transports' `onDeadLetter` (left out: each queue's own, `'continue'` for a new one). */
+  onDeadLetter?: DeadLetterPolicy;
   /** The store's `traceMax`. */
   traceMax?: number;
   /** Keep the call journal, for callers that resend calls (see {@link HostedCall.journalId}). */
@@ -127,8 +129,8 @@ export class SqlHost {
   transport(queue: string = DEFAULT_QUEUE): SqliteTransport {
     let transport = this.#transports.get(queue);
     if (!transport) {
-      const maxAttempts = this.#options.maxAttempts;
-      transport = new SqliteTransport(this.#backendDb, { queue, ...(maxAttempts === undefined ? {} : { maxAttempts }) });
+      const { maxAttempts, onDeadLetter } = this.#options;
+      transport = new SqliteTransport(this.#backendDb, { queue, ...(maxAttempts === undefined ? {} : { maxAttempts }), ...(onDeadLetter === undefined ? {} : { onDeadLetter }) });
       this.#transports.set(queue, transport);
     }
     return transport;

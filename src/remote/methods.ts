@@ -50,12 +50,15 @@ export const TRANSPORT_METHODS = {
   ackAndClaim: write,
   ackAndClaimMany: { kind: 'write', leases: true },
   nack: write,
+  release: write,
+  reject: write,
   extend: write,
   stats: read,
   cancel: write,
   inspect: read,
   deadLetters: read,
   redrive: write,
+  discard: write,
 } as const satisfies Record<Crossing<Transport>, MethodSpec>;
 
 /** The ExecutionStore contract's methods. */

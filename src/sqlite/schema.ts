@@ -294,6 +294,32 @@ const migrations: readonly string[] = [
     UPDATE OR FAIL lh_counters SET claims = NEW.claim_order WHERE queue_id = NEW.queue_id;
   END;
   `,
+  // 6: dead letters that hold their group, and why a message died. A queue keeps its
+  // `on_dead_letter` policy (NULL until a transport names one: it then works as 'continue', as
+  // every queue did before, and the 'default' queue's row exists from entry 1 on); a held group keeps its row (even with no message left, so later
+  // publishes wait too) with `held_seq` naming the dead letter and `locked_until` at HELD (later
+  // than any clock), which the claim's walk passes over like a park: no new condition on the
+  // claim's path. The removal trigger leaves a held group alone. A redrive to the head puts the
+  // message back under its own seq, so the seq trigger keeps the largest seq handed out.
+  `
+  ALTER TABLE lh_groups ADD COLUMN held_seq INTEGER;
+  ALTER TABLE lh_dead_letters ADD COLUMN reason TEXT;
+  ALTER TABLE lh_counters ADD COLUMN on_dead_letter TEXT;
+  DROP TRIGGER lh_seq_taken;
+  DROP TRIGGER lh_message_removed;
+  CREATE TRIGGER lh_seq_taken AFTER INSERT ON lh_messages BEGIN
+    UPDATE OR FAIL lh_counters SET last_seq = max(last_seq, NEW.seq), queued = queued + 1 WHERE queue_id = NEW.queue_id;
+  END;
+  CREATE TRIGGER lh_message_removed AFTER DELETE ON lh_messages BEGIN
+    UPDATE OR FAIL lh_counters SET queued = queued - 1 WHERE queue_id = OLD.queue_id;
+    DELETE FROM lh_groups WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id AND held_seq IS NULL
+      AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id);
+    UPDATE OR FAIL lh_groups SET head_attempt = 0, holder = NULL,
+      locked_until = (SELECT not_before FROM lh_messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id ORDER BY seq LIMIT 1)
+      WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id AND held_seq IS NULL
+        AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id AND seq < OLD.seq);
+  END;
+  `,
 ];
 
 /** The core schema version this build of leasehold writes. */

@@ -18,8 +18,13 @@
  *   broken by their oldest message (round-robin).
  * - **priority**: 0–4, set by the publish that creates a group; a claim with `minPriority`
  *   skips groups below it.
- * - **dead letter**: a message that was delivered `maxAttempts` times and is taken out of its
- *   group instead of being delivered again.
+ * - **dead letter**: a message that was delivered `maxAttempts` times (or rejected) and is taken
+ *   out of its group instead of being delivered again.
+ * - **hold**: with the queue's `onDeadLetter: 'hold'`, a dead letter holds its group: the group
+ *   delivers nothing more (publishes into it are still taken) until the dead letter is redriven
+ *   (back to the group's head) or discarded.
+ * - **release**: `release(lease, delay)` gives a message back like `nack` without spending an
+ *   attempt: its next delivery carries the same `attempt`, and `maxAttempts` does not count it.
  * - **delay**: a message published with `delayMs` is not deliverable until that time has passed
  *   (the same inclusive rule as a park); as the head of its group it holds the group meanwhile.
  * - **queue**: a name; the SQL backends keep several independent queues in one database, each
@@ -117,7 +122,7 @@ export interface AckAndClaimManyResult<E = unknown> extends AckManyResult<E> {
 export interface TransportStats {
   /** Messages queued: ready, leased, parked or delayed. Dead letters are not counted. */
   queued: number;
-  /** Groups with at least one queued message. `ready + leased + waiting === groups`. */
+  /** Groups with at least one queued message or a hold. `ready + leased + waiting + held === groups`. */
   groups: number;
   /** Groups whose head a claim could take now (free, or its lease, park or delay ran out), at any priority. */
   ready: number;
@@ -127,6 +132,11 @@ export interface TransportStats {
   waiting: number;
   /** Dead letters. */
   dead: number;
+  /**
+   * Groups held at a dead letter (queues with `onDeadLetter: 'hold'`), whether or not messages
+   * wait behind it. A held group counts in `groups` and in none of `ready`, `leased`, `waiting`.
+   */
+  held: number;
   /**
    * The earliest time a leased, parked or delayed head becomes claimable (its lease or hold end
    * + 1, by the inclusive rule), or null when nothing is held. A consumer with nothing to do
@@ -141,6 +151,9 @@ export interface TransportStats {
  */
 export const DEFAULT_QUEUE = 'default';
 
+/** See {@link TransportOptions.onDeadLetter}. */
+export type DeadLetterPolicy = 'continue' | 'hold';
+
 /** Options of the transport constructors. */
 export interface TransportOptions {
   /** The clock every lease and park is measured with. Default `Date.now`. */
@@ -151,6 +164,18 @@ export interface TransportOptions {
    */
   maxAttempts?: number;
   /**
+   * What a dead letter does to its group: `'continue'` (the group goes on with its next message)
+   * or `'hold'` (the group delivers nothing more until the dead letter is redriven, back to the
+   * group's head, or discarded): the answer when a group's messages depend on each other, as a
+   * record's create, updates and delete do. A property of the queue, kept with it and read
+   * where a message dies, so every process and tab of a queue works by the same one: the first
+   * transport that names a policy sets it (until then the queue works as `'continue'`), one that
+   * leaves the option out takes the queue's, and one that names another than the queue's is
+   * refused with a `LeaseholdError` (code `QUEUE_MISMATCH`) naming both (PostgreSQL: at its first
+   * call, when it opens the queue). The in-memory transport is always its own queue.
+   */
+  onDeadLetter?: DeadLetterPolicy;
+  /**
    * The queue's name (a non-empty string; default `'default'`). Transports on one database with
    * different names are independent queues. The in-memory transport is always its own queue and
    * accepts the option for symmetry.
@@ -159,10 +184,10 @@ export interface TransportOptions {
 }
 
 /** A message's state, as {@link Transport.inspect} reports it at the snapshot's `now`. */
-export type MessageState = 'ready' | 'leased' | 'expired' | 'parked' | 'delayed' | 'dead';
+export type MessageState = 'ready' | 'leased' | 'expired' | 'parked' | 'delayed' | 'held' | 'dead';
 
 /** All the states, for code that iterates over them (legends, counters). */
-export const MESSAGE_STATES: readonly MessageState[] = Object.freeze(['ready', 'leased', 'expired', 'parked', 'delayed', 'dead']);
+export const MESSAGE_STATES: readonly MessageState[] = Object.freeze(['ready', 'leased', 'expired', 'parked', 'delayed', 'held', 'dead']);
 
 /** One queued message in a {@link TransportSnapshot}. */
 export interface MessageSnapshot<E = unknown> {
@@ -174,7 +199,8 @@ export interface MessageSnapshot<E = unknown> {
    * and nobody claimed it again yet (the next claim of its group takes it, the late holder may
    * still ack); `parked`: nacked with a delay, blocking its group until `expiresAt`; `delayed`:
    * published with `delayMs` and not deliverable until after `expiresAt` (a delayed head blocks
-   * its group; a delayed message further back waits for its turn and its time).
+   * its group; a delayed message further back waits for its turn and its time); `held`: in a
+   * group held at a dead letter, waiting for its redrive or discard.
    */
   state: Exclude<MessageState, 'dead'>;
   /** Deliveries so far. */
@@ -195,7 +221,9 @@ export interface GroupSnapshot<E = unknown> {
   claimOrder: number;
   /** Whether a message of the group is in flight (leased or parked, not run out). */
   inFlight: boolean;
-  /** The group's messages, oldest first; the first one is the next to be delivered. */
+  /** The seq of the dead letter holding the group (`onDeadLetter: 'hold'`), or null. */
+  heldBy: number | null;
+  /** The group's messages, oldest first; the first one is the next to be delivered (none in a held group whose dead letter was its last). */
   messages: MessageSnapshot<E>[];
 }
 
@@ -206,8 +234,10 @@ export interface DeadLetter<E = unknown> {
   /** The priority of the group it came from (restored if `redrive` re-creates the group). */
   priority: number;
   event: E;
-  /** How many times it was delivered. */
+  /** How many times it was delivered (releases not counted). */
   attempt: number;
+  /** Why: the reason given to `reject`, or null when it ran out of attempts. */
+  reason: string | null;
   /** When it was moved to the dead letters. */
   deadAt: number;
 }
@@ -315,6 +345,26 @@ export interface Transport<E = unknown> {
   nack(lease: Lease<E>, delayMs?: number): Promise<void>;
 
   /**
+   * {@link nack} without spending an attempt: for a message that did not fail but cannot be
+   * handled now (the network is down, the server answered 429 or 503). Free now (`delayMs` 0,
+   * default) or parked for `delayMs`, exactly as `nack`; its next delivery carries the same
+   * `attempt` as this lease, and `maxAttempts` does not count this one. (So if the same worker
+   * claims the message again, its new lease has the same `seq`, `attempt` and `workerId` as the
+   * released one: give each worker loop its own id.)
+   * @throws LeaseLostError as {@link ack}.
+   */
+  release(lease: Lease<E>, delayMs?: number): Promise<void>;
+
+  /**
+   * Moves the leased message to the dead letters now, whatever attempts remain: the answer to a
+   * request the server refused for good (a 4xx). `reason` (a string, default none) is kept with
+   * the dead letter. With `onDeadLetter: 'hold'` its group is held; otherwise the group goes on
+   * with its next message.
+   * @throws LeaseLostError as {@link ack}.
+   */
+  reject(lease: Lease<E>, reason?: string): Promise<void>;
+
+  /**
    * Moves the lease's expiry to `now + visibilityMs` and returns the renewed lease (the old
    * object stays valid: same `(seq, attempt)`).
    * @throws LeaseLostError as {@link ack}.
@@ -342,12 +392,20 @@ export interface Transport<E = unknown> {
   deadLetters(): Promise<DeadLetter<E>[]>;
 
   /**
-   * Puts a dead letter back at its group's tail with a new seq and `attempt` 0 (re-creating the
-   * group with its old priority if needed) and returns the new seq. The redriven message has
-   * no idempotency key.
+   * Puts a dead letter back in its group with `attempt` 0 and returns its seq. A dead letter
+   * holding its group (`onDeadLetter: 'hold'`) goes back to the group's **head** with its own
+   * seq, and the group goes on from it. Otherwise it goes to its group's tail with a new seq
+   * (re-creating the group with its old priority if needed). The redriven message has no
+   * idempotency key.
    * @throws LeaseholdError (code NOT_FOUND) if `seq` is not a dead letter.
    */
   redrive(seq: number): Promise<number>;
+
+  /**
+   * Deletes a dead letter for good. A group it held goes on with its next message.
+   * @throws LeaseholdError (code NOT_FOUND) if `seq` is not a dead letter.
+   */
+  discard(seq: number): Promise<void>;
 
   /** Releases the backend's resources. Idempotent. Messages stay where they are (SQL: in the database). */
   close(): Promise<void>;
@@ -363,7 +421,7 @@ export interface Transport<E = unknown> {
 export interface ChangeNotifier {
   /**
    * Calls `listener` after each committed change that can make a message claimable (publish,
-   * ack with more messages in the group, nack, redrive, cancel), possibly coalesced. Returns a
+   * ack with more messages in the group, nack, release, reject, redrive, discard, cancel), possibly coalesced. Returns a
    * function that unsubscribes.
    */
   onChange(listener: () => void): () => void;

@@ -14,6 +14,7 @@ import {
   checkClaim,
   checkClaimMany,
   checkLease,
+  checkReason,
   checkLeases,
   checkPublish,
   checkPublishItems,
@@ -32,6 +33,7 @@ import type {
   ClaimManyOptions,
   ClaimOptions,
   DeadLetter,
+  DeadLetterPolicy,
   GroupSnapshot,
   Lease,
   MessageSnapshot,
@@ -72,6 +74,11 @@ interface Group<E> extends HeapItem {
   head: number;
   /** Keyed messages still queued, for idempotent publish. */
   readonly keys: Map<string, Message<E>>;
+  /**
+   * The dead letter holding the group (`onDeadLetter: 'hold'`), or null. A held group is in no
+   * heap, so no claim reaches it, and stays in the map while empty, so later publishes wait too.
+   */
+  heldBy: number | null;
 }
 
 const byClaimOrder = <E>(a: Group<E>, b: Group<E>): boolean =>
@@ -88,6 +95,9 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   /** The queue's name (`options.queue`), which its leases carry. */
   readonly #queueName: string;
   readonly #maxAttempts: number;
+  readonly #policy: DeadLetterPolicy;
+  /** Groups with `heldBy` set. */
+  #heldCount = 0;
   readonly #groups = new Map<string, Group<E>>();
   /** Free groups (head not leased or parked, or its lock ran out), one heap per priority. */
   readonly #free: MinHeap<Group<E>>[] = Array.from({ length: MAX_PRIORITY + 1 }, () => new MinHeap<Group<E>>(byClaimOrder));
@@ -105,8 +115,9 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
    * @throws TypeError / RangeError for a bad option.
    */
   constructor(options?: TransportOptions) {
-    const { clock, maxAttempts, queue } = checkTransportOptions(options);
+    const { clock, maxAttempts, queue, onDeadLetter } = checkTransportOptions(options);
     this.#queueName = queue;
+    this.#policy = onDeadLetter ?? 'continue';
     this.#clock = clock;
     this.#maxAttempts = maxAttempts;
   }
@@ -209,15 +220,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       const message = group.fifo[group.head]!;
       if (message.attempt >= this.#maxAttempts) {
         // Poison message: out of its group, which keeps its place in the round-robin order.
-        this.#removeHead(group);
-        this.#dead.set(message.seq, {
-          seq: message.seq,
-          groupId: group.id,
-          priority: group.priority,
-          event: message.event,
-          attempt: message.attempt,
-          deadAt: now,
-        });
+        this.#bury(group, message, now, null);
         continue;
       }
       message.attempt += 1;
@@ -231,9 +234,37 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   async nack(lease: Lease<E>, delayMs = 0): Promise<void> {
+    this.#giveBack(lease, delayMs, false);
+  }
+
+  async release(lease: Lease<E>, delayMs = 0): Promise<void> {
+    this.#giveBack(lease, delayMs, true);
+  }
+
+  async reject(lease: Lease<E>, reason?: string): Promise<void> {
+    checkLease(lease, this.#queueName);
+    const why = checkReason(reason);
+    const message = this.#held(lease);
+    this.#bury(this.#groups.get(message.groupId)!, message, readClock(this.#clock), why);
+    this.#listeners.notify();
+  }
+
+  /** Moves a group's head to the dead letters; with the hold policy, the group is held at it. */
+  #bury(group: Group<E>, message: Message<E>, now: number, reason: string | null): void {
+    if (this.#policy === 'hold') {
+      group.heldBy = message.seq;
+      this.#heldCount++;
+    }
+    this.#removeHead(group);
+    this.#dead.set(message.seq, { seq: message.seq, groupId: group.id, priority: group.priority, event: message.event, attempt: message.attempt, deadAt: now, reason });
+  }
+
+  /** nack (`keepAttempt` false) or release (true): the head goes back, free now or parked. */
+  #giveBack(lease: Lease<E>, delayMs: number, keepAttempt: boolean): void {
     checkLease(lease, this.#queueName);
     checkDuration('delayMs', delayMs, false);
     const message = this.#held(lease);
+    if (keepAttempt) message.attempt -= 1;
     const group = this.#groups.get(message.groupId)!;
     message.holder = null;
     if (delayMs === 0) {
@@ -267,10 +298,11 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     return {
       queued: this.#queued,
       groups: this.#groups.size,
-      ready: this.#groups.size - held,
+      ready: this.#groups.size - held - this.#heldCount,
       leased,
       waiting: held - leased,
       dead: this.#dead.size,
+      held: this.#heldCount,
       nextReadyAt: soonest ? soonest.lockedUntil + 1 : null,
     };
   }
@@ -304,17 +336,21 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     const groups: GroupSnapshot<E>[] = [];
     for (const group of this.#groups.values()) {
       const messages: MessageSnapshot<E>[] = [];
-      for (let i = group.head; i < group.fifo.length; i++) messages.push(snapshotOf(group.fifo[i]!, i === group.head, now));
-      const head = group.fifo[group.head]!;
+      const held = group.heldBy !== null;
+      for (let i = group.head; i < group.fifo.length; i++) messages.push(snapshotOf(group.fifo[i]!, i === group.head, held, now));
+      const head = group.fifo[group.head];
       groups.push({
         groupId: group.id,
         priority: group.priority,
         claimOrder: group.claimOrder,
-        inFlight: head.expiry !== null && head.expiry >= now,
+        inFlight: !held && head?.expiry != null && head.expiry >= now,
+        heldBy: group.heldBy,
         messages,
       });
     }
-    groups.sort((a, b) => a.claimOrder - b.claimOrder || a.messages[0]!.seq - b.messages[0]!.seq);
+    // An empty held group sorts by its dead letter, which was its head.
+    const first = (g: GroupSnapshot<E>) => g.messages[0]?.seq ?? g.heldBy!;
+    groups.sort((a, b) => a.claimOrder - b.claimOrder || first(a) - first(b));
     return { now, groups, deadLetters: await this.deadLetters() };
   }
 
@@ -326,10 +362,53 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   async redrive(seq: number): Promise<number> {
     checkSeq(seq);
     this.#ensureOpen();
+    const letter = this.#deadLetter(seq);
+    this.#dead.delete(seq);
+    const group = this.#groups.get(letter.groupId);
+    if (group?.heldBy !== seq) return this.#append(letter.groupId, letter.event, letter.priority, null, null);
+    // Back to the head it held, with its own seq: every message behind it has a later one.
+    const message: Message<E> = { seq, groupId: group.id, event: letter.event, key: null, notBefore: null, attempt: 0, holder: null, expiry: null };
+    if (group.head > 0) group.fifo[--group.head] = message;
+    else group.fifo.unshift(message);
+    if (group.claimOrder === 0) group.firstSeq = seq;
+    this.#queued++;
+    this.#unhold(group);
+    return seq;
+  }
+
+  async discard(seq: number): Promise<void> {
+    checkSeq(seq);
+    this.#ensureOpen();
+    const letter = this.#deadLetter(seq);
+    this.#dead.delete(seq);
+    const group = this.#groups.get(letter.groupId);
+    if (group?.heldBy !== seq) return;
+    if (group.head === group.fifo.length) {
+      this.#groups.delete(group.id);
+      this.#heldCount--;
+      this.#listeners.notify();
+      return;
+    }
+    if (group.claimOrder === 0) group.firstSeq = group.fifo[group.head]!.seq;
+    this.#unhold(group);
+  }
+
+  #deadLetter(seq: number): DeadLetter<E> {
     const letter = this.#dead.get(seq);
     if (!letter) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
-    this.#dead.delete(seq);
-    return this.#append(letter.groupId, letter.event, letter.priority, null, null);
+    return letter;
+  }
+
+  /** Lifts a non-empty group's hold: its head is free, or held by its own delay. */
+  #unhold(group: Group<E>): void {
+    group.heldBy = null;
+    this.#heldCount--;
+    const head = group.fifo[group.head]!;
+    head.attempt = 0;
+    head.holder = null;
+    head.expiry = null;
+    this.#headChanged(group);
+    this.#listeners.notify();
   }
 
   async close(): Promise<void> {
@@ -352,7 +431,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     let group = this.#groups.get(groupId);
     const isHead = !group;
     if (!group) {
-      group = { id: groupId, priority, firstSeq: seq, claimOrder: 0, lockedUntil: 0, fifo: [], head: 0, keys: new Map(), heap: null, heapIndex: 0 };
+      group = { id: groupId, priority, firstSeq: seq, claimOrder: 0, lockedUntil: 0, fifo: [], head: 0, keys: new Map(), heldBy: null, heap: null, heapIndex: 0 };
       this.#groups.set(groupId, group);
     }
     group.fifo.push(message);
@@ -413,6 +492,15 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     group.head += 1;
     this.#queued--;
     if (message.key !== null) group.keys.delete(message.key);
+    if (group.heldBy !== null) {
+      // Held: out of every heap, and kept while empty so that later publishes wait too.
+      this.#unheap(group);
+      if (group.head === group.fifo.length) {
+        group.fifo.length = 0;
+        group.head = 0;
+      }
+      return;
+    }
     if (group.head === group.fifo.length) {
       this.#groups.delete(group.id);
       this.#unheap(group);
@@ -468,8 +556,9 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 }
 
-function snapshotOf<E>(message: Message<E>, isHead: boolean, now: number): MessageSnapshot<E> {
+function snapshotOf<E>(message: Message<E>, isHead: boolean, held: boolean, now: number): MessageSnapshot<E> {
   const { seq, groupId, event, attempt, holder, key } = message;
+  if (held) return { seq, groupId, event, state: 'held', attempt, holder: null, expiresAt: null, key };
   const state = isHead ? headState(holder, message.expiry, attempt, now) : waitingState(message.notBefore, now);
   const expiry = isHead ? message.expiry : message.notBefore;
   return { seq, groupId, event, state, attempt, holder, expiresAt: state === 'ready' ? null : expiry, key };

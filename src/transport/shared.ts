@@ -5,9 +5,17 @@
  * @internal
  */
 import { checkDuration, checkId, checkInteger, checkObject } from '../validate.js';
-import { type ClaimManyOptions, type ClaimOptions, DEFAULT_QUEUE, type Lease, MAX_BATCH, type MessageSnapshot, type PublishOptions, type TransportOptions } from './contract.js';
+import { LeaseholdError } from '../errors.js';
+import { type ClaimManyOptions, type ClaimOptions, DEFAULT_QUEUE, type DeadLetterPolicy, type Lease, MAX_BATCH, type MessageSnapshot, type PublishOptions, type TransportOptions } from './contract.js';
 
 export const MIN_PRIORITY = 0;
+
+/**
+ * The lock a held group's row carries (`locked_until`, SQL) or its heap key (memory): later than
+ * any clock reading, so a claim passes the group over as it passes a parked one, with no new
+ * condition on the claim's path.
+ */
+export const HELD = Number.MAX_SAFE_INTEGER;
 export const MAX_PRIORITY = 4;
 
 /** The checked options of one publish. `delayMs` 0 means no delay. */
@@ -91,7 +99,7 @@ export function checkSeq(seq: unknown): asserts seq is number {
   checkInteger('seq', seq, 1, Number.MAX_SAFE_INTEGER);
 }
 
-export function checkTransportOptions(options: TransportOptions | undefined): { clock: () => number; maxAttempts: number; queue: string } {
+export function checkTransportOptions(options: TransportOptions | undefined): { clock: () => number; maxAttempts: number; queue: string; onDeadLetter: DeadLetterPolicy | null } {
   checkObject('options', options, true);
   const queue = options?.queue ?? DEFAULT_QUEUE;
   checkId('options.queue', queue);
@@ -99,7 +107,33 @@ export function checkTransportOptions(options: TransportOptions | undefined): { 
   if (typeof clock !== 'function') throw new TypeError('options.clock must be a function returning milliseconds');
   const maxAttempts = options?.maxAttempts;
   if (maxAttempts !== undefined) checkInteger('options.maxAttempts', maxAttempts, 1, Number.MAX_SAFE_INTEGER);
-  return { clock: clock as () => number, maxAttempts: maxAttempts ?? Infinity, queue };
+  const onDeadLetter = options?.onDeadLetter;
+  if (onDeadLetter !== undefined && onDeadLetter !== 'continue' && onDeadLetter !== 'hold') {
+    throw new RangeError(`options.onDeadLetter must be 'continue' or 'hold', got ${JSON.stringify(onDeadLetter) ?? String(onDeadLetter)}`);
+  }
+  return { clock: clock as () => number, maxAttempts: maxAttempts ?? Infinity, queue, onDeadLetter: onDeadLetter ?? null };
+}
+
+/**
+ * Checks the policy a transport asked for (`requested`, null when left out) against the one its
+ * queue keeps (`stored`, once some transport named one); returns the queue's.
+ * @throws LeaseholdError QUEUE_MISMATCH when the two differ.
+ */
+export function queuePolicy(queue: string, stored: DeadLetterPolicy, requested: DeadLetterPolicy | null): DeadLetterPolicy {
+  if (requested !== null && requested !== stored) {
+    throw new LeaseholdError(
+      'QUEUE_MISMATCH',
+      `queue ${JSON.stringify(queue)} keeps onDeadLetter ${JSON.stringify(stored)}, and this transport asked for ${JSON.stringify(requested)}: every process and tab of one queue works by the queue's policy; leave the option out to take it, or use another queue`,
+    );
+  }
+  return stored;
+}
+
+/** Checks the optional `reason` of a reject: like an id, a non-empty string of well-formed Unicode. */
+export function checkReason(reason: unknown): string | null {
+  if (reason === undefined) return null;
+  checkId('reason', reason);
+  return reason;
 }
 
 /**
@@ -108,6 +142,7 @@ export function checkTransportOptions(options: TransportOptions | undefined): { 
  */
 export function headState(holder: string | null, expiry: number | null, attempt: number, now: number): MessageSnapshot['state'] {
   if (expiry === null) return 'ready';
+  if (expiry === HELD) return 'held';
   if (holder !== null) return expiry >= now ? 'leased' : 'expired';
   if (expiry < now) return 'ready';
   return attempt === 0 ? 'delayed' : 'parked';

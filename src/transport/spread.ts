@@ -167,6 +167,12 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
     async nack(lease: Lease<E>, delayMs?: number) {
       await withLease(lease, (part, local) => part.nack(local, delayMs));
     },
+    async release(lease: Lease<E>, delayMs?: number) {
+      await withLease(lease, (part, local) => part.release(local, delayMs));
+    },
+    async reject(lease: Lease<E>, reason?: string) {
+      await withLease(lease, (part, local) => part.reject(local, reason));
+    },
     async extend(lease: Lease<E>, visibilityMs: number) {
       const renewed = await withLease(lease, (part, local) => part.extend(local, visibilityMs));
       return { ...renewed, seq: lease.seq };
@@ -175,7 +181,7 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
       const snapshots: TransportSnapshot<E>[] = await Promise.all(parts.map((part) => part.inspect()));
       const merged: TransportSnapshot<E> = { now: Math.max(...snapshots.map((s) => s.now)), groups: [], deadLetters: [] };
       snapshots.forEach((snapshot, index) => {
-        for (const group of snapshot.groups) merged.groups.push({ ...group, messages: group.messages.map((m) => ({ ...m, seq: toGlobal(m.seq, index) })) });
+        for (const group of snapshot.groups) merged.groups.push({ ...group, heldBy: group.heldBy === null ? null : toGlobal(group.heldBy, index), messages: group.messages.map((m) => ({ ...m, seq: toGlobal(m.seq, index) })) });
         for (const letter of snapshot.deadLetters) merged.deadLetters.push({ ...letter, seq: toGlobal(letter.seq, index) });
       });
       return merged;
@@ -189,6 +195,11 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
       const [part, local, index] = bySeq(seq);
       return toGlobal(await part.redrive(local), index);
     },
+    async discard(seq: number) {
+      checkSeq(seq);
+      const [part, local] = bySeq(seq);
+      return part.discard(local);
+    },
     async cancel(seq: number) {
       checkSeq(seq);
       const [part, local] = bySeq(seq);
@@ -198,7 +209,7 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
       const all = await Promise.all(parts.map((part) => part.stats()));
       const sum = (key: Exclude<keyof TransportStats, 'nextReadyAt'>) => all.reduce((total, s) => total + s[key], 0);
       const next = all.map((s) => s.nextReadyAt).filter((t): t is number => t !== null);
-      return { queued: sum('queued'), groups: sum('groups'), ready: sum('ready'), leased: sum('leased'), waiting: sum('waiting'), dead: sum('dead'), nextReadyAt: next.length ? Math.min(...next) : null };
+      return { queued: sum('queued'), groups: sum('groups'), ready: sum('ready'), leased: sum('leased'), waiting: sum('waiting'), dead: sum('dead'), held: sum('held'), nextReadyAt: next.length ? Math.min(...next) : null };
     },
     onChange(listener: () => void) {
       if (typeof listener !== 'function') throw new TypeError('listener must be a function');

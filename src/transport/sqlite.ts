@@ -27,11 +27,14 @@ import {
   checkLease,
   checkLeases,
   checkPublish,
+  checkReason,
   checkPublishItems,
   checkSeq,
   checkTransportOptions,
+  HELD,
   headState,
   type PublishArgs,
+  queuePolicy,
   waitingState,
 } from './shared.js';
 import { Listeners } from './notifier.js';
@@ -43,6 +46,7 @@ import type {
   ClaimManyOptions,
   ClaimOptions,
   DeadLetter,
+  DeadLetterPolicy,
   GroupSnapshot,
   Lease,
   MessageSnapshot,
@@ -61,6 +65,7 @@ interface GroupRow {
   head_attempt: number;
   holder: string | null;
   locked_until: number | null;
+  held_seq: number | null;
 }
 interface MessageRow {
   group_id: string;
@@ -76,11 +81,13 @@ interface DeadRow {
   event: string;
   attempt: number;
   dead_at: number;
+  reason: string | null;
 }
 interface StatsRow {
   groups: number;
   ready: number | null;
   leased: number | null;
+  held: number | null;
   next: number | null;
 }
 
@@ -88,7 +95,7 @@ type StatementName =
   | 'findKey' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'claimGroup' | 'head' | 'buryHead' | 'deleteMessage'
   | 'ackHead' | 'releaseHead' | 'extendHead' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter'
   | 'redriveMessage' | 'countMessages' | 'countGroups' | 'countDead' | 'findSeq' | 'renumberUnclaimed'
-  | 'claimable' | 'setClaims';
+  | 'claimable' | 'setClaims' | 'holds' | 'policy' | 'releaseKeep' | 'holdGroup' | 'heldSeq' | 'unhold' | 'dropEmptyGroup' | 'restoreMessage';
 
 /**
  * The SQLite transport. Stores each event as JSON and returns parsed copies; an event JSON
@@ -124,7 +131,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
    * @throws TypeError / RangeError for a bad option; StorageError if the schema cannot be created.
    */
   constructor(db: SqlDatabase, options?: TransportOptions) {
-    const { clock, maxAttempts, queue } = checkTransportOptions(options);
+    const { clock, maxAttempts, queue, onDeadLetter } = checkTransportOptions(options);
     if (typeof db !== 'object' || db === null || typeof db.prepare !== 'function') {
       throw new TypeError('db must be an open SqlDatabase (from openWasmDatabase, openBetterSqliteDatabase or the browser host)');
     }
@@ -174,9 +181,10 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       ),
       // After claimMany's set-based UPDATE: the claim counter (claims, queue).
       setClaims: p('UPDATE OR FAIL lh_counters SET claims = ? WHERE queue_id = ?'),
+      // (now, reason, queue, group, seq)
       buryHead: p(
-        'INSERT INTO lh_dead_letters (queue_id, seq, group_id, priority, event, attempt, dead_at) ' +
-          'SELECT m.queue_id, m.seq, m.group_id, g.priority, m.event, g.head_attempt, ? FROM lh_messages m ' +
+        'INSERT INTO lh_dead_letters (queue_id, seq, group_id, priority, event, attempt, dead_at, reason) ' +
+          'SELECT m.queue_id, m.seq, m.group_id, g.priority, m.event, g.head_attempt, ?, ? FROM lh_messages m ' +
           'JOIN lh_groups g ON g.queue_id = m.queue_id AND g.group_id = m.group_id WHERE m.queue_id = ? AND m.group_id = ? AND m.seq = ?',
       ),
       deleteMessage: p('DELETE FROM lh_messages WHERE queue_id = ? AND group_id = ? AND seq = ?'),
@@ -186,17 +194,34 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
           'AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = ? AND group_id = ? AND seq < ?)',
       ),
       releaseHead: p(`UPDATE lh_groups SET holder = NULL, locked_until = ? WHERE ${held}`),
+      // A release hands the attempt back: the next claim's increment gives the same one again.
+      releaseKeep: p(`UPDATE lh_groups SET holder = NULL, locked_until = ?, head_attempt = head_attempt - 1 WHERE ${held}`),
+      holds: p(`SELECT 1 AS ok FROM lh_groups WHERE ${held}`),
+      // Read where a message dies, not kept: another transport may name the policy later.
+      policy: p("SELECT on_dead_letter = 'hold' AS hold FROM lh_counters WHERE queue_id = ?"),
+      // Before its head is deleted, so that the removal trigger leaves the group as it is (seq, queue, group).
+      holdGroup: p(`UPDATE lh_groups SET held_seq = ?, holder = NULL, head_attempt = 0, locked_until = ${HELD} WHERE queue_id = ? AND group_id = ?`),
+      heldSeq: p('SELECT held_seq FROM lh_groups WHERE queue_id = ? AND group_id = ?'),
+      // Lifts a hold: the head (if any) is free, or held by its own delay (queue, group, queue, group).
+      unhold: p(
+        'UPDATE lh_groups SET held_seq = NULL, head_attempt = 0, holder = NULL, ' +
+          'locked_until = (SELECT not_before FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1) WHERE queue_id = ? AND group_id = ?',
+      ),
+      dropEmptyGroup: p('DELETE FROM lh_groups WHERE queue_id = ? AND group_id = ? AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = ? AND group_id = ?)'),
+      // A redrive to the head: the message comes back under its own seq (queue, group, seq, event).
+      restoreMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event) VALUES (?, ?, ?, ?)'),
       extendHead: p(`UPDATE lh_groups SET locked_until = ? WHERE ${held}`),
-      groups: p('SELECT group_id, priority, claim_order, head_attempt, holder, locked_until FROM lh_groups WHERE queue_id = ? ORDER BY claim_order, first_seq'),
+      groups: p('SELECT group_id, priority, claim_order, head_attempt, holder, locked_until, held_seq FROM lh_groups WHERE queue_id = ? ORDER BY claim_order, first_seq'),
       messages: p('SELECT group_id, seq, event, key, not_before FROM lh_messages WHERE queue_id = ? ORDER BY seq'),
-      deadLetters: p('SELECT seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters WHERE queue_id = ? ORDER BY id'),
-      deadLetter: p('SELECT seq, group_id, priority, event, attempt, dead_at FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
+      deadLetters: p('SELECT seq, group_id, priority, event, attempt, dead_at, reason FROM lh_dead_letters WHERE queue_id = ? ORDER BY id'),
+      deadLetter: p('SELECT seq, group_id, priority, event, attempt, dead_at, reason FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
       deleteDeadLetter: p('DELETE FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
       redriveMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event) SELECT ?, ?, last_seq + 1, ? FROM lh_counters WHERE queue_id = ? RETURNING seq'),
       countMessages: p('SELECT queued AS n FROM lh_counters WHERE queue_id = ?'),
       countGroups: p(
         'SELECT count(*) AS groups, sum(locked_until IS NULL OR locked_until < ?) AS ready, ' +
-          'sum(holder IS NOT NULL AND locked_until >= ?) AS leased, min(CASE WHEN locked_until >= ? THEN locked_until END) AS next ' +
+          'sum(holder IS NOT NULL AND locked_until >= ?) AS leased, sum(held_seq IS NOT NULL) AS held, ' +
+          'min(CASE WHEN locked_until >= ? AND held_seq IS NULL THEN locked_until END) AS next ' +
           'FROM lh_groups WHERE queue_id = ?',
       ),
       countDead: p('SELECT count(*) AS n FROM lh_dead_letters WHERE queue_id = ?'),
@@ -211,9 +236,13 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       renumberUnclaimed: p('UPDATE lh_groups SET first_seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = ? AND group_id = ?) WHERE queue_id = ? AND group_id = ? AND claim_order = 0'),
     };
     // A queue exists once it has its counters row (which gives it its id); creating it is idempotent.
+    // The policy is the queue's: the first transport that names one sets it, the others must agree.
     this.#queue = db.transaction(() => {
       db.prepare('INSERT OR IGNORE INTO lh_counters (name, last_seq, claims) VALUES (?, 0, 0)').run(queue);
-      return db.prepare('SELECT queue_id FROM lh_counters WHERE name = ?').get<{ queue_id: number }>(queue)!.queue_id;
+      const row = db.prepare('SELECT queue_id, on_dead_letter FROM lh_counters WHERE name = ?').get<{ queue_id: number; on_dead_letter: DeadLetterPolicy | null }>(queue)!;
+      if (row.on_dead_letter !== null) queuePolicy(queue, row.on_dead_letter, onDeadLetter);
+      else if (onDeadLetter !== null) db.prepare('UPDATE lh_counters SET on_dead_letter = ? WHERE queue_id = ?').run(onDeadLetter, row.queue_id);
+      return row.queue_id;
     });
   }
 
@@ -256,6 +285,14 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     return this.#run(this.#operations.nack(lease, delayMs));
   }
 
+  async release(lease: Lease<E>, delayMs?: number): Promise<void> {
+    return this.#run(this.#operations.release(lease, delayMs));
+  }
+
+  async reject(lease: Lease<E>, reason?: string): Promise<void> {
+    return this.#run(this.#operations.reject(lease, reason));
+  }
+
   async extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>> {
     return this.#run(this.#operations.extend(lease, visibilityMs));
   }
@@ -278,6 +315,10 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
 
   async redrive(seq: number): Promise<number> {
     return this.#run(this.#operations.redrive(seq));
+  }
+
+  async discard(seq: number): Promise<void> {
+    return this.#run(this.#operations.discard(seq));
   }
 
   /** @internal The operation of contract method `method` (see sqlite/operation.ts), for a host to run in its own transaction. */
@@ -365,12 +406,14 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
         return { value: done, changed: done.acked.length > 0 };
       });
     },
-    nack: (lease, delayMs = 0) => {
+    nack: (lease, delayMs = 0) => this.#giveBack(this.#sql.releaseHead, lease, delayMs),
+    release: (lease, delayMs = 0) => this.#giveBack(this.#sql.releaseKeep, lease, delayMs),
+    reject: (lease, reason) => {
       checkLease(lease, this.#queueName);
-      checkDuration('delayMs', delayMs, false);
+      const why = checkReason(reason);
       return inTransaction((now) => {
-        const until = delayMs === 0 ? null : now() + delayMs;
-        if (this.#sql.releaseHead.run(until, ...this.#heldBy(lease)) === 0) throw lost(lease);
+        if (!this.#sql.holds.get(...this.#heldBy(lease))) throw lost(lease);
+        this.#bury(lease.groupId, lease.seq, now(), why);
         return changed(undefined);
       });
     },
@@ -391,13 +434,15 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
         const counts = sql.countGroups.get<StatsRow>(now, now, now, queue)!;
         const ready = counts.ready ?? 0;
         const leased = counts.leased ?? 0;
+        const held = counts.held ?? 0;
         return unchanged({
           queued: sql.countMessages.get<{ n: number }>(queue)!.n,
           groups: counts.groups,
           ready,
           leased,
-          waiting: counts.groups - ready - leased,
+          waiting: counts.groups - ready - leased - held,
           dead: sql.countDead.get<{ n: number }>(queue)!.n,
+          held,
           nextReadyAt: counts.next === null ? null : counts.next + 1,
         });
       }),
@@ -424,15 +469,60 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       return inTransaction(() => {
         const sql = this.#sql;
         const queue = this.#queue;
-        const letter = sql.deadLetter.get<DeadRow>(queue, seq);
-        if (!letter) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
-        sql.deleteDeadLetter.run(queue, seq);
+        const { letter, held } = this.#takeDeadLetter(seq);
+        if (held) {
+          // Back to the head it held, under its own seq: every message behind it has a later one.
+          sql.restoreMessage.run(queue, letter.group_id, seq, letter.event);
+          sql.unhold.run(queue, letter.group_id, queue, letter.group_id);
+          return changed(seq);
+        }
         const { seq: newSeq } = sql.redriveMessage.get<{ seq: number }>(queue, letter.group_id, letter.event, queue)!;
         sql.insertGroup.run(queue, letter.group_id, letter.priority, newSeq, null);
         return changed(newSeq);
       });
     },
+    discard: (seq) => {
+      checkSeq(seq);
+      return inTransaction(() => {
+        const sql = this.#sql;
+        const queue = this.#queue;
+        const { letter, held } = this.#takeDeadLetter(seq);
+        if (!held) return unchanged(undefined);
+        sql.unhold.run(queue, letter.group_id, queue, letter.group_id);
+        sql.dropEmptyGroup.run(queue, letter.group_id, queue, letter.group_id);
+        return changed(undefined);
+      });
+    },
   };
+
+  /** nack or release (`statement`): the head goes back, free now or parked for `delayMs`. */
+  #giveBack(statement: SqlStatement, lease: Lease<E>, delayMs: number): Operation<void> {
+    checkLease(lease, this.#queueName);
+    checkDuration('delayMs', delayMs, false);
+    return inTransaction((now) => {
+      const until = delayMs === 0 ? null : now() + delayMs;
+      if (statement.run(until, ...this.#heldBy(lease)) === 0) throw lost(lease);
+      return changed(undefined);
+    });
+  }
+
+  /** Deletes dead letter `seq` of this queue (or NOT_FOUND): what it was, and whether it held its group. */
+  #takeDeadLetter(seq: number): { letter: DeadRow; held: boolean } {
+    const sql = this.#sql;
+    const letter = sql.deadLetter.get<DeadRow>(this.#queue, seq);
+    if (!letter) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
+    sql.deleteDeadLetter.run(this.#queue, seq);
+    return { letter, held: sql.heldSeq.get<{ held_seq: number | null }>(this.#queue, letter.group_id)?.held_seq === seq };
+  }
+
+  /** Moves group `groupId`'s head `seq` to the dead letters; with the hold policy, holds the group at it. */
+  #bury(groupId: string, seq: number, now: number, reason: string | null): void {
+    const sql = this.#sql;
+    const queue = this.#queue;
+    sql.buryHead.run(now, reason, queue, groupId, seq);
+    if (sql.policy.get<{ hold: number | null }>(queue)!.hold === 1) sql.holdGroup.run(seq, queue, groupId);
+    sql.deleteMessage.run(queue, groupId, seq);
+  }
 
   /** The body of inspect, inside the caller's transaction. */
   #inspect(now: number): TransportSnapshot<E> {
@@ -446,7 +536,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
           groupId: row.group_id,
           priority: row.priority,
           claimOrder: row.claim_order,
-          inFlight: row.locked_until !== null && row.locked_until >= now,
+          inFlight: row.held_seq === null && row.locked_until !== null && row.locked_until >= now,
+          heldBy: row.held_seq,
           messages: [],
         },
       });
@@ -455,7 +546,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       const { snapshot, row: group } = groups.get(row.group_id)!;
       // The head carries the group's lease; every later message is untouched.
       const isHead = snapshot.messages.length === 0;
-      snapshot.messages.push(snapshotOf<E>(row, isHead ? group : undefined, now));
+      snapshot.messages.push(snapshotOf<E>(row, isHead ? group : undefined, group.held_seq !== null, now));
     }
     return { now, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: sql.deadLetters.all<DeadRow>(queue).map(deadLetterOf<E>) };
   }
@@ -599,8 +690,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       if (!group) return null;
       // Poison message: out of its group, which keeps its place in the round-robin order.
       const { seq } = sql.head.get<{ seq: number }>(queue, group.group_id)!;
-      sql.buryHead.run(now, queue, group.group_id, seq);
-      sql.deleteMessage.run(queue, group.group_id, seq);
+      this.#bury(group.group_id, seq, now, null);
     }
   }
 
@@ -651,7 +741,8 @@ function lost(lease: Lease<unknown>): LeaseLostError {
   return new LeaseLostError(lease.seq, lease.attempt, lease.groupId);
 }
 
-function snapshotOf<E>(row: MessageRow, lease: GroupRow | undefined, now: number): MessageSnapshot<E> {
+function snapshotOf<E>(row: MessageRow, lease: GroupRow | undefined, held: boolean, now: number): MessageSnapshot<E> {
+  if (held) return { seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, state: 'held', attempt: 0, holder: null, expiresAt: null, key: row.key };
   const holder = lease?.holder ?? null;
   const expiry = lease ? lease.locked_until : row.not_before;
   const state = lease ? headState(holder, expiry, lease.head_attempt, now) : waitingState(row.not_before, now);
@@ -668,5 +759,5 @@ function snapshotOf<E>(row: MessageRow, lease: GroupRow | undefined, now: number
 }
 
 function deadLetterOf<E>(row: DeadRow): DeadLetter<E> {
-  return { seq: row.seq, groupId: row.group_id, priority: row.priority, event: JSON.parse(row.event) as E, attempt: row.attempt, deadAt: row.dead_at };
+  return { seq: row.seq, groupId: row.group_id, priority: row.priority, event: JSON.parse(row.event) as E, attempt: row.attempt, deadAt: row.dead_at, reason: row.reason };
 }

@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClosedError, LeaseholdError, LeaseLostError } from '../../src/errors.js';
+import { describeOutbox } from './transport-outbox.js';
 import { describeQueueApi } from './transport-queue.js';
 import { type ChangeNotifier, isChangeNotifier, type Lease, type Transport, type TransportOptions, type TransportSnapshot } from '../../src/transport/contract.js';
 
@@ -48,15 +49,24 @@ export type TransportFactory = (options: Omit<TransportOptions, 'clock'>) => Pro
 
 export function describeTransport(name: string, caps: TransportCaps, make: TransportFactory): void {
   describe(`Transport conformance: ${name}`, () => {
-    let h: TransportHarness;
     let t: Transport<any>;
+    let h: TransportHarness;
+    /** Whether `h` is open: a make that throws leaves nothing to dispose twice. */
+    let live = false;
     const open = async (options: Omit<TransportOptions, 'clock'> = {}) => {
-      await h?.dispose();
+      if (live) {
+        live = false;
+        await h.dispose();
+      }
       h = await make(options);
+      live = true;
       t = h.transport;
     };
     beforeEach(() => open());
-    afterEach(() => h.dispose());
+    afterEach(async () => {
+      if (live) await h.dispose();
+      live = false;
+    });
 
     const tick = (ms = 1) => h.clock.advance(ms);
     /** Claim and ack at once, advancing the clock first (as the seed's oracle workloads do). */
@@ -78,6 +88,7 @@ export function describeTransport(name: string, caps: TransportCaps, make: Trans
     };
 
     describeQueueApi(caps, { h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
+    describeOutbox(caps, { h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
 
     describe('the seed rules', () => {
       it('returns null when nothing is queued', async () => {
@@ -390,7 +401,7 @@ export function describeTransport(name: string, caps: TransportCaps, make: Trans
         await t.nack((await t.claim('w', 1000))!);
         await tick(10);
         expect(await t.claim('w', 1000)).toBeNull();
-        expect(await t.deadLetters()).toEqual([{ seq, groupId: 'poison', priority: 0, event: { bad: true }, attempt: 2, deadAt: h.clock.now() }]);
+        expect(await t.deadLetters()).toEqual([{ seq, groupId: 'poison', priority: 0, event: { bad: true }, attempt: 2, deadAt: h.clock.now(), reason: null }]);
         expect((await t.inspect()).groups).toEqual([]);
       });
 

@@ -31,11 +31,16 @@ export interface ModelLease {
 export class TransportModel {
   messages: ModelMessage[] = [];
   groups = new Map<string, ModelGroup>();
-  dead: { seq: number; groupId: string; priority: number; event: unknown; attempt: number; deadAt: number }[] = [];
+  dead: { seq: number; groupId: string; priority: number; event: unknown; attempt: number; deadAt: number; reason: string | null }[] = [];
+  /** Group → the dead letter holding it (`onDeadLetter: 'hold'`). A held group stays while empty. */
+  holds = new Map<string, number>();
   lastSeq = 0;
   counter = 0;
 
-  constructor(readonly maxAttempts = Infinity) {}
+  constructor(
+    readonly maxAttempts = Infinity,
+    readonly policy: 'continue' | 'hold' = 'continue',
+  ) {}
 
   publish(groupId: string, event: unknown, priority: number, key: string | null, notBefore: number | null = null): number {
     const same = key === null ? undefined : this.messages.find((m) => m.groupId === groupId && m.key === key);
@@ -70,6 +75,7 @@ export class TransportModel {
     let leased = 0;
     let next: number | null = null;
     for (const groupId of this.groups.keys()) {
+      if (this.holds.has(groupId)) continue;
       const head = this.head(groupId)!;
       const until = head.expiry ?? head.notBefore;
       if (until === null || until < now) ready++;
@@ -79,7 +85,8 @@ export class TransportModel {
       }
     }
     const groups = this.groups.size;
-    return { queued: this.messages.length, groups, ready, leased, waiting: groups - ready - leased, dead: this.dead.length, nextReadyAt: next === null ? null : next + 1 };
+    const held = this.holds.size;
+    return { queued: this.messages.length, groups, ready, leased, waiting: groups - ready - leased - held, dead: this.dead.length, held, nextReadyAt: next === null ? null : next + 1 };
   }
 
   /** Up to `max` successive claims at `now`: what claimMany must return. */
@@ -92,13 +99,12 @@ export class TransportModel {
   claim(workerId: string, visibility: number, minPriority: number, now: number): ModelLease | null {
     for (;;) {
       const candidates = this.messages
-        .filter((m) => (m.expiry === null || m.expiry < now) && !this.inFlight(m.groupId, now) && this.groups.get(m.groupId)!.priority >= minPriority)
+        .filter((m) => (m.expiry === null || m.expiry < now) && !this.holds.has(m.groupId) && !this.inFlight(m.groupId, now) && this.groups.get(m.groupId)!.priority >= minPriority)
         .sort((a, b) => this.groups.get(a.groupId)!.claimOrder - this.groups.get(b.groupId)!.claimOrder || a.seq - b.seq);
       const m = candidates[0];
       if (!m) return null;
       if (m.attempt >= this.maxAttempts) {
-        this.dead.push({ seq: m.seq, groupId: m.groupId, priority: this.groups.get(m.groupId)!.priority, event: m.event, attempt: m.attempt, deadAt: now });
-        this.remove(m);
+        this.bury(m, now, null);
         continue;
       }
       m.attempt += 1;
@@ -127,6 +133,38 @@ export class TransportModel {
     return true;
   }
 
+  /** nack that hands the attempt back. */
+  release(lease: ModelLease, delay: number, now: number): boolean {
+    const m = this.held(lease);
+    if (!m || !this.nack(lease, delay, now)) return false;
+    m.attempt -= 1;
+    return true;
+  }
+
+  reject(lease: ModelLease, reason: string | null, now: number): boolean {
+    const m = this.held(lease);
+    if (m) this.bury(m, now, reason);
+    return m !== undefined;
+  }
+
+  private bury(m: ModelMessage, now: number, reason: string | null): void {
+    this.dead.push({ seq: m.seq, groupId: m.groupId, priority: this.groups.get(m.groupId)!.priority, event: m.event, attempt: m.attempt, deadAt: now, reason });
+    if (this.policy === 'hold') this.holds.set(m.groupId, m.seq);
+    this.remove(m);
+  }
+
+  /** Deletes a dead letter: false if there is none. A group it held goes on. */
+  discard(seq: number): boolean {
+    const index = this.dead.findIndex((d) => d.seq === seq);
+    if (index < 0) return false;
+    const [letter] = this.dead.splice(index, 1);
+    if (this.holds.get(letter!.groupId) === seq) {
+      this.holds.delete(letter!.groupId);
+      if (!this.head(letter!.groupId)) this.groups.delete(letter!.groupId);
+    }
+    return true;
+  }
+
   extend(lease: ModelLease, visibility: number, now: number): number | null {
     const m = this.held(lease);
     if (!m) return null;
@@ -138,6 +176,13 @@ export class TransportModel {
     const index = this.dead.findIndex((d) => d.seq === seq);
     if (index < 0) return null;
     const [letter] = this.dead.splice(index, 1);
+    if (this.holds.get(letter!.groupId) === seq) {
+      // Back to the head it held, under its own seq (every message behind it has a later one).
+      this.holds.delete(letter!.groupId);
+      const at = this.messages.findIndex((m) => m.seq > seq);
+      this.messages.splice(at < 0 ? this.messages.length : at, 0, { seq, groupId: letter!.groupId, event: letter!.event, key: null, notBefore: null, attempt: 0, holder: null, expiry: null });
+      return seq;
+    }
     const newSeq = ++this.lastSeq;
     this.messages.push({ seq: newSeq, groupId: letter!.groupId, event: letter!.event, key: null, notBefore: null, attempt: 0, holder: null, expiry: null });
     if (!this.groups.has(letter!.groupId)) this.groups.set(letter!.groupId, { priority: letter!.priority, claimOrder: 0 });
@@ -146,7 +191,7 @@ export class TransportModel {
 
   private remove(m: ModelMessage): void {
     this.messages.splice(this.messages.indexOf(m), 1);
-    if (!this.messages.some((x) => x.groupId === m.groupId)) this.groups.delete(m.groupId);
+    if (!this.holds.has(m.groupId) && !this.messages.some((x) => x.groupId === m.groupId)) this.groups.delete(m.groupId);
   }
 
   /** The model's view in the shape the tests compare `inspect()` against. */
@@ -158,21 +203,24 @@ export class TransportModel {
       groupId,
       priority: g.priority,
       claimOrder: g.claimOrder,
-      inFlight: this.inFlight(groupId, now),
+      inFlight: !this.holds.has(groupId) && this.inFlight(groupId, now),
+      heldBy: this.holds.get(groupId) ?? null,
       messages: this.messages
         .filter((m) => m.groupId === groupId)
         .map((m) => {
+          if (this.holds.has(groupId)) return { seq: m.seq, state: 'held', attempt: 0, holder: null, expiresAt: null, key: m.key };
           if (m.expiry === null) {
             const delayed = m.notBefore !== null && m.notBefore >= now;
             return { seq: m.seq, state: delayed ? 'delayed' : 'ready', attempt: m.attempt, holder: m.holder, expiresAt: delayed ? m.notBefore : null, key: m.key };
           }
-          const state = m.holder !== null ? (m.expiry >= now ? 'leased' : 'expired') : m.expiry >= now ? 'parked' : 'ready';
+          // A hold on a head with no delivery counted (a release of its first) reads as a delay.
+          const state = m.holder !== null ? (m.expiry >= now ? 'leased' : 'expired') : m.expiry >= now ? (m.attempt === 0 ? 'delayed' : 'parked') : 'ready';
           return { seq: m.seq, state, attempt: m.attempt, holder: m.holder, expiresAt: state === 'ready' ? null : m.expiry, key: m.key };
         }),
     }));
   }
 
   private first(groupId: string): number {
-    return this.messages.find((m) => m.groupId === groupId)!.seq;
+    return this.messages.find((m) => m.groupId === groupId)?.seq ?? this.holds.get(groupId)!;
   }
 }
