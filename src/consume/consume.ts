@@ -11,12 +11,16 @@ import { readClock } from '../validate.js';
 import { abortControllerClass, Job } from './job.js';
 import { checkGrace, type ConsumeConfig, resolveConsume, retryDelay } from './options.js';
 import { ackAll, ackAllAndClaim, claimUpTo, nextReadyAt } from './batch.js';
+import { RejectError, RetryLaterError } from './outcomes.js';
 import type { ConsumeHandler, ConsumeOptions, Consumer } from './types.js';
 
 /**
  * Runs `handler` for every message `transport` delivers, until stopped: resolve → ack; throw →
  * nack with the back-off delay (the transport's `maxAttempts` then dead-letters a message that
- * keeps failing). Up to `concurrency` messages at once, each of a different group; a handler
+ * keeps failing); throw a `RetryLaterError` → released without spending an attempt, and nothing
+ * is claimed for its `afterMs`; throw a `RejectError` → a dead letter at once. Up to
+ * `concurrency` messages at once (and, with `rate`, so many starts per window), each of a
+ * different group; a handler
  * that outlives half its visibility has its lease extended, and its `signal` aborts if the lease
  * is lost. Idle, it waits for the transport's change notices (where it has them), wakes at the
  * next time it knows a lease or park runs out, and otherwise polls with back-off.
@@ -35,6 +39,8 @@ class Consuming<E> implements Consumer {
   readonly done: Promise<void>;
   handled = 0;
   failed = 0;
+  retried = 0;
+  rejected = 0;
   lost = 0;
   released = 0;
   stopping = false;
@@ -58,6 +64,10 @@ class Consuming<E> implements Consumer {
   #readyRead = -Infinity;
   #finished = false;
   readonly #stopped: () => void;
+  /** A handler's RetryLaterError: claim nothing until after this time (the consumer's clock). */
+  #pausedUntil = -Infinity;
+  /** When the handlers of the current rate window started, oldest first (only with `rate`). */
+  readonly #starts: number[] = [];
 
   constructor(cfg: ConsumeConfig<E>) {
     this.#cfg = cfg;
@@ -125,11 +135,14 @@ class Consuming<E> implements Consumer {
     try {
       for (;;) {
         const acks = this.#acks.splice(0);
-        const free = this.stopping ? 0 : this.#cfg.concurrency - this.#jobs.size + acks.length;
+        const slots = this.stopping ? 0 : this.#cfg.concurrency - this.#jobs.size + acks.length;
+        const { room, waitMs } = this.#room();
+        const free = Math.min(slots, room);
         if (acks.length === 1 && free > 0) await this.#ackAndClaim(acks[0]!);
         else if (acks.length > 0) await this.#ackAll(acks, free);
         else if (this.stopping && this.#jobs.size === 0) break;
         else if (free > 0 && this.#maybeWork) await this.#claim(free);
+        else if (slots > 0 && waitMs > 0) await this.#idle(false, waitMs); // held back: a RetryLaterError, or the rate
         else await this.#idle(free > 0);
       }
     } catch (error) {
@@ -144,8 +157,27 @@ class Consuming<E> implements Consumer {
     }
   }
 
+  /**
+   * How many handlers may start now, and if none, in how long one may: a RetryLaterError holds
+   * every claim back until its time, and `rate` bounds the starts in any window.
+   */
+  #room(): { room: number; waitMs: number } {
+    const now = this.#now();
+    // Inclusive, as a park is: held through its last millisecond.
+    if (now <= this.#pausedUntil) return { room: 0, waitMs: this.#pausedUntil - now + 1 };
+    const rate = this.#cfg.rate;
+    if (rate === null) return { room: Infinity, waitMs: 0 };
+    while (this.#starts.length > 0 && this.#starts[0]! <= now - rate.perMs) this.#starts.shift();
+    const room = rate.max - this.#starts.length;
+    return room > 0 ? { room, waitMs: 0 } : { room: 0, waitMs: Math.max(1, this.#starts[0]! + rate.perMs - now) };
+  }
+
   /** Starts the handler of each lease (or gives them straight back if a stop began meanwhile). */
   #start(leases: Lease<E>[]): void {
+    if (this.#cfg.rate !== null && leases.length > 0) {
+      const now = this.#now();
+      for (let i = 0; i < leases.length; i++) this.#starts.push(now);
+    }
     for (const lease of leases) {
       const job = new Job(this.#cfg, lease, this.#Controller);
       this.#jobs.add(job);
@@ -171,6 +203,18 @@ class Consuming<E> implements Consumer {
     if (!failure) {
       this.#acks.push(job);
       return this.#kick();
+    }
+    const { error } = failure;
+    if (error instanceof RetryLaterError) {
+      // Not the message's fault: back without spending an attempt, and no claims meanwhile.
+      if (await this.#settle(job, 'release', this.#cfg.transport.release(job.lease, error.afterMs))) this.retried += 1;
+      this.#pausedUntil = Math.max(this.#pausedUntil, this.#now() + error.afterMs);
+      this.#readyRead = -Infinity;
+      return this.#drop(job);
+    }
+    if (error instanceof RejectError) {
+      if (await this.#settle(job, 'reject', this.#cfg.transport.reject(job.lease, error.message === '' ? undefined : error.message))) this.rejected += 1;
+      return this.#drop(job);
     }
     this.failed += 1;
     this.#cfg.onError(failure.error, { phase: 'handler', lease: job.lease });
@@ -218,8 +262,8 @@ class Consuming<E> implements Consumer {
     }, visibilityMs / 4);
   }
 
-  /** Runs an ack or nack of `job`'s lease, reporting a failure; true if it landed. */
-  async #settle(job: Job<E>, phase: 'ack' | 'nack', call: Promise<unknown>): Promise<boolean> {
+  /** Runs an ack, nack, release or reject of `job`'s lease, reporting a failure; true if it landed. */
+  async #settle(job: Job<E>, phase: 'ack' | 'nack' | 'release' | 'reject', call: Promise<unknown>): Promise<boolean> {
     try {
       await call;
       return true;
@@ -230,7 +274,7 @@ class Consuming<E> implements Consumer {
     }
   }
 
-  #failed(error: unknown, phase: 'ack' | 'nack' | 'claim' | 'stats', lease?: Lease<E>): void {
+  #failed(error: unknown, phase: 'ack' | 'nack' | 'release' | 'reject' | 'claim' | 'stats', lease?: Lease<E>): void {
     this.#cfg.onError(error, lease ? { phase, lease } : { phase });
     // A closed transport will refuse everything from now on.
     if (error instanceof ClosedError && !this.stopping) void this.stop();
@@ -295,9 +339,9 @@ class Consuming<E> implements Consumer {
    * Nothing to claim (or no free slot): waits for a kick — a finished handler, a change notice,
    * stop — and, with a free slot, for the poll back-off or the next known ready time.
    */
-  async #idle(withTimer: boolean): Promise<void> {
+  async #idle(withTimer: boolean, holdMs = 0): Promise<void> {
     const { scheduler, idleMaxMs, clock } = this.#cfg;
-    let delay = Infinity;
+    let delay = holdMs > 0 ? holdMs : Infinity;
     let polling = false;
     if (withTimer) {
       const readyAt = await this.#nextReadyAt();
@@ -349,7 +393,8 @@ class Consuming<E> implements Consumer {
     job.abort();
     void (async () => {
       await job.renewed();
-      if (await this.#settle(job, 'nack', this.#cfg.transport.nack(job.lease, 0))) this.released += 1;
+      // The consumer gave up, not the message: back at once, no attempt spent.
+      if (await this.#settle(job, 'release', this.#cfg.transport.release(job.lease, 0))) this.released += 1;
       this.#drop(job);
     })();
   }

@@ -35,11 +35,13 @@ export interface ConsumeConfig<E> {
   clock: Clock;
   scheduler: Scheduler;
   random: () => number;
+  /** At most `max` handler starts per `perMs`; null: no bound. */
+  rate: { max: number; perMs: number } | null;
 }
 
 export const MAX_CONCURRENCY = 1000;
 /** The transport methods consume() calls: checked up front, so a wrong object fails at the call, not mid-run. */
-const TRANSPORT_METHODS = ['claim', 'claimMany', 'ack', 'ackAndClaim', 'ackMany', 'ackAndClaimMany', 'nack', 'extend', 'stats'] as const satisfies readonly (keyof Transport)[];
+const TRANSPORT_METHODS = ['claim', 'claimMany', 'ack', 'ackAndClaim', 'ackMany', 'ackAndClaimMany', 'nack', 'release', 'reject', 'extend', 'stats'] as const satisfies readonly (keyof Transport)[];
 
 function checkFunction(name: string, value: unknown): void {
   if (typeof value !== 'function') throw new TypeError(`${name} must be a function, got ${value === null ? 'null' : typeof value}`);
@@ -131,6 +133,11 @@ export function resolveConsume<E>(transport: Transport<E>, handler: ConsumeHandl
     checkFunction('options.scheduler.clearTimeout', o.scheduler.clearTimeout);
   }
   if (o.random !== undefined) checkFunction('options.random', o.random);
+  checkObject('options.rate', o.rate, true);
+  if (o.rate !== undefined) {
+    checkInteger('options.rate.max', o.rate.max, 1, Number.MAX_SAFE_INTEGER);
+    checkDuration('options.rate.perMs', o.rate.perMs, true);
+  }
   return {
     transport,
     handler,
@@ -147,6 +154,7 @@ export function resolveConsume<E>(transport: Transport<E>, handler: ConsumeHandl
     clock: o.clock ?? Date.now,
     scheduler: o.scheduler ?? hostScheduler(),
     random: o.random ?? Math.random,
+    rate: o.rate === undefined ? null : { max: o.rate.max, perMs: o.rate.perMs },
   };
 }
 

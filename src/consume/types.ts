@@ -30,6 +30,8 @@ export interface HandlerContext {
 /**
  * Handles one message. Resolving acks it (deleted for good); throwing (or rejecting) nacks it
  * with the back-off delay, and the transport's `maxAttempts` dead-letters it in the end.
+ * Throwing a `RetryLaterError` releases it without spending an attempt (and the consumer claims
+ * nothing for its `afterMs`); throwing a `RejectError` dead-letters it at once with its reason.
  */
 export type ConsumeHandler<E = unknown> = (event: E, lease: Lease<E>, context: HandlerContext) => unknown;
 
@@ -49,7 +51,7 @@ export interface BackoffOptions {
 }
 
 /** Where an error reported to `onError` came from. */
-export type ConsumePhase = 'handler' | 'claim' | 'ack' | 'nack' | 'extend' | 'stats';
+export type ConsumePhase = 'handler' | 'claim' | 'ack' | 'nack' | 'release' | 'reject' | 'extend' | 'stats';
 
 /** What `onError` learns besides the error. */
 export interface ConsumeErrorInfo<E = unknown> {
@@ -96,6 +98,11 @@ export interface ConsumeOptions<E = unknown> {
   scheduler?: Scheduler;
   /** Random numbers in [0, 1) for the back-off jitter. Default `Math.random`. */
   random?: () => number;
+  /**
+   * Start at most `max` handlers (an integer ≥ 1) in any `perMs` (> 0) window: for a server
+   * that allows so many requests a second. Default: no bound.
+   */
+  rate?: { max: number; perMs: number };
 }
 
 /** The running consumer that {@link consume} returns. */
@@ -104,8 +111,9 @@ export interface Consumer {
   readonly workerId: string;
   /**
    * Stops claiming, lets running handlers finish for `graceMs` (default: the `graceMs` option;
-   * those that finish are acked or nacked as usual), then aborts the rest and nacks what is
-   * still held (delay 0, so nothing waits out a lease). Resolves when all of that is settled.
+   * those that finish are acked or nacked as usual), then aborts the rest and releases what is
+   * still held (at once and without spending an attempt: the consumer gave up, the message did
+   * not fail). Resolves when all of that is settled.
    * Calling it again returns the same promise; a shorter `graceMs` shortens the grace.
    * @throws RangeError / TypeError for a bad `graceMs`.
    */
@@ -118,6 +126,10 @@ export interface Consumer {
   readonly handled: number;
   /** Handler failures (each nacked with the back-off delay). */
   readonly failed: number;
+  /** Messages released by a handler's `RetryLaterError` (no attempt spent). */
+  readonly retried: number;
+  /** Messages dead-lettered by a handler's `RejectError`. */
+  readonly rejected: number;
   /** Leases lost (to a renewal or an ack that found the message taken over): the work was dropped. */
   readonly lost: number;
   /** Leases given back by `stop()` after the grace ran out. */

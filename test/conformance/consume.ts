@@ -7,6 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { consume } from '../../src/consume/consume.js';
 import type { ConsumeHandler, ConsumeOptions, Consumer, HandlerContext } from '../../src/consume/types.js';
+import { RejectError, RetryLaterError } from '../../src/consume/outcomes.js';
 import { LeaseLostError } from '../../src/errors.js';
 import { isChangeNotifier, type Lease, type Transport } from '../../src/transport/contract.js';
 import { flush, ManualScheduler } from '../support/runtime-scheduler.js';
@@ -162,6 +163,80 @@ export function describeConsume(name: string, make: TransportFactory): void {
       expect((await t.inspect()).groups).toEqual([]);
     });
 
+    it('releases a message on RetryLaterError without spending an attempt, and claims nothing for afterMs', async () => {
+      await h.dispose();
+      await open({ maxAttempts: 2 });
+      const seq = await t.publish('a', 'mutation');
+      const s = spy(t);
+      const attempts: number[] = [];
+      const consumer = start(
+        (_event, lease) => {
+          if (lease.groupId !== 'a') return;
+          attempts.push(lease.attempt);
+          if (attempts.length <= 3) throw new RetryLaterError({ afterMs: 500 }); // offline, three times: more than maxAttempts
+        },
+        { idleMinMs: 60_000, idleMaxMs: 60_000 },
+        s.transport,
+      );
+      for (let round = 1; round <= 3; round++) {
+        await until(() => consumer.retried === round, `retry ${round}`);
+        expect((await t.inspect()).groups.find((g) => g.groupId === 'a')!.messages[0], `round ${round}`).toMatchObject({ seq, attempt: 0, expiresAt: h.clock.now() + 500 });
+        if (round === 1) await t.publish('b', 'other'); // free at once, yet not claimed while the consumer waits
+        const claims = claimCalls(s);
+        await scheduler.advance(500);
+        expect(claimCalls(s)).toBe(claims);
+        if (round === 1) expect(consumer.handled).toBe(0);
+        await scheduler.advance(1);
+      }
+      await until(() => consumer.handled === 2, 'both handled');
+      expect(attempts).toEqual([1, 1, 1, 1]);
+      expect(await t.deadLetters()).toEqual([]);
+      expect({ failed: consumer.failed, retried: consumer.retried }).toEqual({ failed: 0, retried: 3 });
+      expect(errors).toEqual([]);
+    });
+
+    it('dead-letters a message on RejectError at once, with its reason; on a hold queue its group waits', async () => {
+      await h.dispose();
+      await open({ maxAttempts: 5, onDeadLetter: 'hold' });
+      const create = await t.publish('note', 'create');
+      await t.publish('note', 'update');
+      const seen: string[] = [];
+      const consumer = start<string>((event) => {
+        seen.push(event);
+        if (event === 'create') throw new RejectError('HTTP 422: title is required');
+      });
+      await until(() => consumer.rejected === 1, 'the rejection');
+      expect(await t.deadLetters()).toMatchObject([{ seq: create, attempt: 1, reason: 'HTTP 422: title is required' }]);
+      await scheduler.advance(60_000);
+      expect(seen).toEqual(['create']); // the update waits for its create
+      await t.discard(create);
+      await until(() => consumer.handled === 1, 'the update, once the create is discarded');
+      expect(seen).toEqual(['create', 'update']);
+      expect({ failed: consumer.failed, rejected: consumer.rejected }).toEqual({ failed: 0, rejected: 1 });
+      expect(errors).toEqual([]);
+    });
+
+    it('starts at most rate.max handlers in any rate.perMs window', async () => {
+      for (const g of ['a', 'b', 'c', 'd', 'e']) await t.publish(g, g);
+      const consumer = start(() => {}, { concurrency: 5, rate: { max: 2, perMs: 1000 } });
+      await until(() => consumer.handled === 2, 'the first two');
+      await scheduler.advance(999);
+      expect(consumer.handled).toBe(2);
+      await scheduler.advance(1);
+      await until(() => consumer.handled === 4, 'two more, a window later');
+      await scheduler.advance(1000);
+      await until(() => consumer.handled === 5, 'the last');
+    });
+
+    it('refuses a bad rate, and RetryLaterError a bad afterMs', () => {
+      for (const [rate, type] of [[{ max: 0, perMs: 10 }, RangeError], [{ max: 1, perMs: 0 }, RangeError], [{ max: 1.5, perMs: 10 }, RangeError], [{ max: 1 }, TypeError], ['fast', TypeError]] as const) {
+        expect(() => consume(t, () => {}, { rate: rate as never })).toThrow(type);
+      }
+      expect(() => new RetryLaterError({ afterMs: -1 })).toThrow(RangeError);
+      expect(() => new RetryLaterError({ afterMs: Number.NaN })).toThrow(RangeError);
+      expect(() => new RetryLaterError(undefined as never)).toThrow(TypeError);
+    });
+
     it('keeps the lease of a handler that runs far longer than the visibility', async () => {
       await t.publish('g', { slow: true });
       const gate = deferred();
@@ -237,6 +312,7 @@ export function describeConsume(name: string, make: TransportFactory): void {
       const left = snapshot.groups.flatMap((g) => g.messages);
       expect(left).toHaveLength(5);
       expect(left.every((m) => m.state === 'ready')).toBe(true);
+      expect(left.every((m) => m.attempt === 0)).toBe(true); // given back by release: no attempt spent
       gates.get('b')!.resolve(); // a released handler finishing late changes nothing
       await flush();
       expect(await t.inspect()).toEqual({ ...snapshot, now: h.clock.now() });
