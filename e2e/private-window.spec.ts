@@ -3,17 +3,13 @@
  * other spec runs in one). Firefox offers no OPFS in a private window: the open must fail with a
  * StorageError that names the private window and what to do, and `storage: 'memory'` must work.
  */
-import { expect, firefox, test } from '@playwright/test';
-import { firefoxLaunchOptions } from '../scripts/browsers.mjs';
+import { expect, test } from '@playwright/test';
+import { firefoxLab } from './support/engines.js';
 
 test("a Firefox private window has no OPFS: the error says so, and storage: 'memory' works", async ({ baseURL, browserName }) => {
   test.skip(browserName !== 'firefox', 'Firefox only: Chromium has OPFS in incognito (the other specs run there)');
-  const options = firefoxLaunchOptions();
-  const browser = await firefox.launch({ ...options, firefoxUserPrefs: { ...options.firefoxUserPrefs, 'browser.privatebrowsing.autostart': true } });
+  const { browser, page } = await firefoxLab({ 'browser.privatebrowsing.autostart': true }, baseURL);
   try {
-    const page = await browser.newPage({ baseURL });
-    await page.goto('/lab.html');
-    await expect(page.locator('#status')).toHaveText('ready');
     const outcome = await page.evaluate(async () => {
       const w = window as any;
       return w.leasehold.openBrowserDatabase({ name: 'private' }).then(

@@ -5,19 +5,15 @@
  * written. Chromium's run of the same path, with the room given back, is
  * storage-faults.chromium.spec.ts (CDP's quota override).
  */
-import { expect, firefox, test } from '@playwright/test';
-import { firefoxLaunchOptions } from '../scripts/browsers.mjs';
+import { expect, test } from '@playwright/test';
+import { firefoxLab } from './support/engines.js';
 
 test('Firefox: quota exceeded while writing is StorageError STORAGE_FULL, and what was acknowledged is kept', async ({ baseURL, browserName }) => {
   test.skip(browserName !== 'firefox', 'Firefox only: Chromium runs this in storage-faults.chromium.spec.ts');
   test.setTimeout(120_000);
-  const options = firefoxLaunchOptions();
   // 50 MB for all sites, of which one site may use a fifth (the 10 MB floor): a few hundred publishes.
-  const browser = await firefox.launch({ ...options, firefoxUserPrefs: { ...options.firefoxUserPrefs, 'dom.quotaManager.temporaryStorage.fixedLimit': 50_000 } });
+  const { browser, page } = await firefoxLab({ 'dom.quotaManager.temporaryStorage.fixedLimit': 50_000 }, baseURL);
   try {
-    const page = await browser.newPage({ baseURL });
-    await page.goto('/lab.html');
-    await expect(page.locator('#status')).toHaveText('ready');
     const outcome = await page.evaluate(async () => {
       const w = window as any;
       w.db = await w.leasehold.openBrowserDatabase({ name: `quota-${Date.now()}` });

@@ -4,7 +4,7 @@
  * WebDriver BiDi lacks — lives in `*.chromium.spec.ts` files, or, inside a shared spec, behind
  * {@link chromiumOnly}, which says why in the report.
  */
-import { chromium, firefox, test, type BrowserContext } from '@playwright/test';
+import { type Browser, chromium, expect, firefox, type Page, test, type BrowserContext } from '@playwright/test';
 import { firefoxLaunchOptions } from '../../scripts/browsers.mjs';
 import { chromiumArgs, findChromium } from '../../scripts/chromium.mjs';
 
@@ -20,4 +20,17 @@ export function chromiumOnly(browserName: string, needs: string): void {
 export async function launchProfile(browserName: string, profile: string, baseURL: string | undefined): Promise<BrowserContext> {
   if (browserName === 'firefox') return firefox.launchPersistentContext(profile, { ...firefoxLaunchOptions(), baseURL });
   return chromium.launchPersistentContext(profile, { executablePath: await findChromium(), args: chromiumArgs, baseURL });
+}
+
+/**
+ * A Firefox of its own with extra preferences (a private window, a low quota…), on the lab
+ * page, ready. Close the browser when done.
+ */
+export async function firefoxLab(prefs: Record<string, string | number | boolean>, baseURL: string | undefined): Promise<{ browser: Browser; page: Page }> {
+  const options = firefoxLaunchOptions();
+  const browser = await firefox.launch({ ...options, firefoxUserPrefs: { ...options.firefoxUserPrefs, ...prefs } });
+  const page = await browser.newPage({ baseURL });
+  await page.goto('/lab.html');
+  await expect(page.locator('#status')).toHaveText('ready');
+  return { browser, page };
 }
