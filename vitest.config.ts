@@ -1,5 +1,6 @@
 import { playwright } from '@vitest/browser-playwright';
 import { defineConfig } from 'vitest/config';
+import { firefoxLaunchOptions } from './scripts/browsers.mjs';
 import { chromiumArgs, findChromium } from './scripts/chromium.mjs';
 import { sharedAliases } from './vite.config.ts';
 
@@ -22,13 +23,25 @@ export default defineConfig({
           name: 'node',
           environment: 'node',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/browser/**', 'test/pack/**'],
+          exclude: ['test/browser/**', 'test/pack/**', 'test/webkit/**'],
           testTimeout: 60_000,
           // A hook may start an embedded PGlite (WASM start-up: seconds on a loaded machine).
           hookTimeout: 60_000,
           // One workerd for the run (the Durable Object backends), see test/support/workerd-global.ts;
           // one PostgreSQL server (LEASEHOLD_PG_URL, or a throwaway cluster), see test/support/postgres-setup.ts.
           globalSetup: ['test/support/workerd-global.ts', 'test/support/postgres-setup.ts'],
+        },
+      },
+      {
+        // WebKitGTK (Debian's, under Xvfb, over WebDriver): the primitives and an in-memory
+        // database, OPFS gated by a capability probe (test/webkit/): `npm run test:webkit`.
+        extends: true,
+        test: {
+          name: 'webkit',
+          environment: 'node',
+          include: ['test/webkit/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
         },
       },
       {
@@ -48,6 +61,7 @@ export default defineConfig({
         test: {
           name: 'browser',
           include: ['test/browser/**/*.test.ts'],
+          provide: { engine: 'chromium' },
           testTimeout: 60_000,
           browser: {
             enabled: true,
@@ -55,6 +69,28 @@ export default defineConfig({
             screenshotFailures: false,
             provider: playwright({ launchOptions: { executablePath, args: chromiumArgs } }),
             instances: [{ browser: 'chromium' }],
+          },
+        },
+      },
+      {
+        // The same browser suites in Firefox (ESR, Debian's), stock Firefox over WebDriver BiDi:
+        // `npm run test:firefox`. Each Playwright context of a launched Firefox is a container of
+        // the one profile Playwright made on disk, not a private window: OPFS there is files.
+        extends: true,
+        test: {
+          name: 'firefox',
+          include: ['test/browser/**/*.test.ts'],
+          // The in-memory variants of the conformance suites run in Chromium only: they take the
+          // same worker and message paths as the OPFS ones, which run here, minus the storage.
+          // That halves this layer (4.5 → ~2.5 min on 2 cores).
+          provide: { engine: 'firefox' },
+          testTimeout: 60_000,
+          browser: {
+            enabled: true,
+            headless: true,
+            screenshotFailures: false,
+            provider: playwright({ launchOptions: firefoxLaunchOptions() }),
+            instances: [{ browser: 'firefox' }],
           },
         },
       },

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { expect, type Page, test } from '@playwright/test';
 import { consoleErrors, group, logEntries, now, openDemo, settled, startLesson, step, watchErrors } from './demo-support.js';
+import { chromiumOnly } from './support/engines.js';
 
 test.use({ viewport: { width: 1280, height: 900 } });
 test.afterEach(({ page }) => expect(consoleErrors(page)).toEqual([]));
@@ -119,7 +120,8 @@ test('a shared link reopens the same lesson at the same time', async ({ page, br
   await expect(group(page, 'invoice-1')).toHaveCount(1);
 });
 
-test('the timeline exports as SVG and PNG', async ({ page }) => {
+test('the timeline exports as SVG and PNG', async ({ page, browserName }) => {
+  chromiumOnly(browserName, "downloads (page.waitForEvent('download') is not carried by Firefox ESR's WebDriver BiDi)");
   await openDemo(page);
   await startLesson(page, 4);
   await step(page, 1000, 2);
@@ -156,7 +158,8 @@ test('a delayed message has its own state, icon and hatched wait on the timeline
   await expect(chip).toHaveAttribute('data-state', 'ready');
 });
 
-test('reduced motion: the clock waits to be started and the page says so; the timeline is described for screen readers', async ({ page }) => {
+test('reduced motion: the clock waits to be started and the page says so; the timeline is described for screen readers', async ({ page, browserName }) => {
+  chromiumOnly(browserName, "media emulation (emulateMedia({ reducedMotion }) is not carried by Firefox ESR's WebDriver BiDi)");
   await page.emulateMedia({ reducedMotion: 'reduce' });
   await openDemo(page);
   await expect(page.locator('body')).toHaveAttribute('data-motion', 'reduced');

@@ -6,11 +6,11 @@
  * the assertions are structural — every call and close() complete, and between two of the owner's
  * own publishes only a bounded number of forwarded ones were served (the seqs say which).
  */
-import { type BrowserContext, chromium, expect, test } from '@playwright/test';
+import { type BrowserContext, expect, test } from '@playwright/test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromiumArgs, findChromium } from '../scripts/chromium.mjs';
+import { launchProfile } from './support/engines.js';
 import { openLab, uniqueName } from './support/lab.js';
 
 const LOOPS = 8;
@@ -105,12 +105,12 @@ test('incognito: with 8 loops forwarding from another tab, the owner page is ser
   expect(pct(between, 0.5)).toBeLessThanOrEqual(4 * LOOPS);
 });
 
-test('normal profile: with 8 loops forwarding from another tab, the owner page is served in turn and close() completes', async ({ baseURL }) => {
+test('normal profile: with 8 loops forwarding from another tab, the owner page is served in turn and close() completes', async ({ baseURL, browserName }) => {
   test.setTimeout(120_000);
   const profile = mkdtempSync(join(tmpdir(), 'leasehold-fair-'));
   let context: BrowserContext | undefined;
   try {
-    context = await chromium.launchPersistentContext(profile, { executablePath: await findChromium(), args: chromiumArgs, baseURL });
+    context = await launchProfile(browserName, profile, baseURL);
     const { between } = await measure(context, 'profile on disk');
     expect(pct(between, 0.5)).toBeLessThanOrEqual(4 * LOOPS);
   } finally {

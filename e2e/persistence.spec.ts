@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromiumArgs, findChromium } from '../scripts/chromium.mjs';
+import { chromiumOnly, launchProfile } from './support/engines.js';
 import { openDb, openLab, uniqueName } from './support/lab.js';
 
 test('a reload keeps messages, executions, outbox and timers, and a lease taken before it runs out and is claimable', async ({ page }) => {
@@ -109,10 +110,9 @@ test('closing the page in the middle of a stream of commits, again and again, lo
   }
 });
 
-test('a browser restart with a persistent profile keeps the database', async ({ baseURL }) => {
+test('a browser restart with a persistent profile keeps the database', async ({ baseURL, browserName }) => {
   const profile = mkdtempSync(join(tmpdir(), 'leasehold-profile-'));
-  const executablePath = await findChromium();
-  const launch = () => chromium.launchPersistentContext(profile, { executablePath, args: chromiumArgs, baseURL });
+  const launch = () => launchProfile(browserName, profile, baseURL);
   try {
     let context = await launch();
     let page = context.pages()[0] ?? (await context.newPage());
@@ -141,7 +141,8 @@ test('a browser restart with a persistent profile keeps the database', async ({ 
   }
 });
 
-test('a page that is not a secure context gets a clear error, not a hang', async ({ baseURL }) => {
+test('a page that is not a secure context gets a clear error, not a hang', async ({ baseURL, browserName }) => {
+  chromiumOnly(browserName, "--host-resolver-rules (a host name that reaches 127.0.0.1 without being localhost)");
   const executablePath = await findChromium();
   // insecure.test resolves to this machine, but it is not localhost: not a secure context.
   const browser = await chromium.launch({ executablePath, args: [...chromiumArgs, '--host-resolver-rules=MAP insecure.test 127.0.0.1'] });

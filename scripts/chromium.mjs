@@ -1,5 +1,5 @@
 // Finds the Chromium the browser tests drive. Shared by vitest.config.ts, playwright.config.ts
-// and scripts/ensure-chromium.mjs so all three agree on one binary.
+// and scripts/ensure-browsers.mjs so all three agree on one binary.
 import { existsSync } from 'node:fs';
 
 /** Flags for a closed network: without them Chromium keeps trying to reach Google's hosts. */

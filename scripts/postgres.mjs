@@ -6,7 +6,7 @@
 // Order: LEASEHOLD_PG_URL if set; else a server binary on this machine, started as a throwaway
 // cluster in a temp dir on a free port (as a non-root user: PostgreSQL refuses to run as root);
 // else, as root on Debian, Debian's `postgresql` package is installed first (as
-// ensure-chromium.mjs does for Chromium); else an error that says what to install.
+// ensure-browsers.mjs does for the browsers); else an error that says what to install.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

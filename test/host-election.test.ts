@@ -5,7 +5,7 @@
  * when a test says so.
  */
 import { describe, expect, it } from 'vitest';
-import { CALL_TIMEOUT_MS, type HostEffect, type HostEnvironment, type HostEvent, type HostState, initialHostState, OPEN_TIMEOUT_MS, ownerInfo, step, unavailableError } from '../src/browser/election.js';
+import { BROKER_ATTEMPTS, BROKER_RESTART_MS, BROKER_TIMEOUT_MS, CALL_TIMEOUT_MS, type HostEffect, type HostEnvironment, type HostEvent, type HostState, initialHostState, OPEN_TIMEOUT_MS, ownerInfo, step, unavailableError } from '../src/browser/election.js';
 import { HostCore } from '../src/browser/core.js';
 import type { AnswerMessage, CallMessage, HostOptions, HostToHost, HostToPage } from '../src/browser/protocol.js';
 import { errorToWire } from '../src/remote/wire.js';
@@ -222,7 +222,7 @@ describe('election', () => {
     const c = call();
     expect(host.send(fromHost({ kind: 'call', from: 'other', call: c }))[0]).toMatchObject({ kind: 'serve', call: c, journaled: true, caller: 'other' });
     // A broker that comes later is not given it either.
-    expect(host.send({ kind: 'broker-port', port: port('b2') })).toEqual([{ kind: 'listen-broker', port: port('b2') }]);
+    expect(kinds(host.send({ kind: 'broker-port', port: port('b2') }))).not.toContain('to-broker');
   });
 
   it('a host that hears the owner forwards to it: asks the broker for a link, tells its page, answers the open', () => {
@@ -483,21 +483,68 @@ describe('the link broker', () => {
   it('watches the broker it is told is alive; when that one dies, asks the page for a new one', () => {
     const broker = port('broker');
     const host = forwarder({ broker });
-    expect(host.send({ kind: 'broker', port: broker, message: { kind: 'alive', lock: 'b1' } })).toEqual([{ kind: 'watch-broker', port: broker, lock: 'b1' }]);
+    expect(host.send({ kind: 'broker', port: broker, message: { kind: 'alive', lock: 'b1' } })).toEqual([
+      { kind: 'watch-broker', port: broker, lock: 'b1' },
+      { kind: 'clear-timer', timer: 'broker' },
+    ]);
     // A broker replaced since is no news.
     expect(host.send({ kind: 'broker-gone', port: port('older') })).toEqual([]);
-    expect(host.send({ kind: 'broker-gone', port: broker })).toEqual([{ kind: 'to-page', message: { kind: 'broker' } }]);
+    // Not at once: a SharedWorker started in the same tick may join the dying broker (Firefox).
+    expect(host.send({ kind: 'broker-gone', port: broker })).toEqual([{ kind: 'set-timer', timer: 'broker-restart', ms: BROKER_RESTART_MS }]);
     expect(host.state).toMatchObject({ broker: undefined });
+    expect(host.send({ kind: 'timeout', timer: 'broker-restart' })).toEqual([{ kind: 'to-page', message: { kind: 'broker' } }]);
     // No broker: a new owner's announcement asks none for a link.
     expect(kinds(host.send(announce('new')))).not.toContain('to-broker');
   });
 
+  it('a broker that never says it is alive is let go and another started, a bounded number of times', () => {
+    const first = port('silent-1');
+    const host = new Host();
+    expect(host.send({ kind: 'open', options: OPFS, env: ENV, broker: first }).slice(0, 2)).toEqual([
+      { kind: 'listen-broker', port: first },
+      { kind: 'set-timer', timer: 'broker', ms: BROKER_TIMEOUT_MS },
+    ]);
+    host.send(announce('o'));
+    // Silent past the bound: closed, and the page asked for a new one; calls meanwhile take the channel.
+    expect(host.send({ kind: 'timeout', timer: 'broker' })).toEqual([{ kind: 'close-port', port: first }, { kind: 'to-page', message: { kind: 'broker' } }]);
+    expect(host.owner()).toMatchObject({ via: 'channel' });
+    // The next one answers: the forwarder asks it for a link, and a late timer changes nothing.
+    const second = port('live');
+    expect(host.send({ kind: 'broker-port', port: second })).toEqual([
+      { kind: 'listen-broker', port: second },
+      { kind: 'set-timer', timer: 'broker', ms: BROKER_TIMEOUT_MS },
+      { kind: 'to-broker', port: second, message: { kind: 'connect', from: 'me', to: 'o' } },
+    ]);
+    host.send({ kind: 'broker', port: second, message: { kind: 'alive', lock: 'b' } });
+    expect(host.send({ kind: 'timeout', timer: 'broker' })).toEqual([]);
+    expect(host.state).toMatchObject({ broker: second, brokerAlive: true, brokerMisses: 0 });
+
+    // Where every broker stays silent, the host stops asking after BROKER_ATTEMPTS of them.
+    const stubborn = new Host();
+    stubborn.send({ kind: 'open', options: OPFS, env: ENV, broker: port('s0') });
+    const asks: number[] = [];
+    for (let i = 1; i <= BROKER_ATTEMPTS + 1; i++) {
+      const effects = stubborn.send({ kind: 'timeout', timer: 'broker' });
+      asks.push(toPage(effects).length);
+      if (toPage(effects).length > 0) stubborn.send({ kind: 'broker-port', port: port(`s${i}`) });
+    }
+    expect(asks).toEqual([...Array<number>(BROKER_ATTEMPTS - 1).fill(1), 0, 0]);
+    expect(stubborn.state).toMatchObject({ broker: undefined });
+  });
+
   it('re-attached: an owner serves there, a forwarder without a link asks for one, one with a link does not', () => {
     const b2 = port('b2');
-    expect(owner().send({ kind: 'broker-port', port: b2 })).toEqual([{ kind: 'listen-broker', port: b2 }, { kind: 'to-broker', port: b2, message: { kind: 'serve', hostId: 'me' } }]);
-    expect(forwarder({ owner: 'o' }).send({ kind: 'broker-port', port: b2 })).toEqual([{ kind: 'listen-broker', port: b2 }, { kind: 'to-broker', port: b2, message: { kind: 'connect', from: 'me', to: 'o' } }]);
-    expect(forwarder({ owner: 'o', link: port('l') }).send({ kind: 'broker-port', port: b2 })).toEqual([{ kind: 'listen-broker', port: b2 }]);
-    expect(seeking().send({ kind: 'broker-port', port: b2 })).toEqual([{ kind: 'listen-broker', port: b2 }]);
+    const listen = [{ kind: 'listen-broker', port: b2 }, { kind: 'set-timer', timer: 'broker', ms: BROKER_TIMEOUT_MS }];
+    const ownerWithout = seeking();
+    ownerWithout.send({ kind: 'lock-granted' });
+    ownerWithout.send({ kind: 'database-opened' });
+    expect(ownerWithout.send({ kind: 'broker-port', port: b2 })).toEqual([...listen, { kind: 'to-broker', port: b2, message: { kind: 'serve', hostId: 'me' } }]);
+    const unattached = seeking();
+    unattached.send(announce('o'));
+    expect(unattached.send({ kind: 'broker-port', port: b2 })).toEqual([...listen, { kind: 'to-broker', port: b2, message: { kind: 'connect', from: 'me', to: 'o' } }]);
+    // A broker port the host had not heard from yet is replaced, and its wait with it.
+    expect(forwarder({ owner: 'o', link: port('l') }).send({ kind: 'broker-port', port: b2 })).toEqual([{ kind: 'clear-timer', timer: 'broker' }, ...listen]);
+    expect(seeking().send({ kind: 'broker-port', port: b2 })).toEqual(listen);
   });
 
   it('a host whose page starts no broker forwards over the channel and is told of no broker', () => {

@@ -2,7 +2,7 @@
 // the same wrapper over the module's default VFS (files in Emscripten's memory file system), so
 // what it changes is visible here: how many writes reach the file, that none is left pending
 // after a COMMIT, and that every file SQLite wrote reopens whole. Crashes mid-commit on OPFS are
-// e2e/crash-coalesce.spec.ts.
+// e2e/crash-coalesce.chromium.spec.ts.
 import type { Database, Sqlite3Static } from '@sqlite.org/sqlite-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { coalesceWalWrites, type WalCoalescing } from '../src/browser/coalesce.js';

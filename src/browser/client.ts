@@ -140,8 +140,10 @@ export async function openBrowserDatabaseWith<E = unknown, X extends Execution =
   if (options.onDeadLetter !== undefined) checkTransportOptions({ onDeadLetter: options.onDeadLetter });
   if (options.traceSql !== undefined && typeof options.traceSql !== 'boolean') throw new TypeError('options.traceSql must be a boolean');
 
-  const worker = starters.createWorker?.() ?? new Worker(new URL('./host.worker.js', import.meta.url), { type: 'module', name: `leasehold:${options.name}` });
-  const connection = new Connection(worker, clock, storage === 'opfs' ? () => startBroker(starters) : undefined);
+  if (!starters.createWorker && typeof Worker === 'undefined') throw notInABrowser();
+  const name = options.name;
+  const createWorker = () => starters.createWorker?.() ?? new Worker(new URL('./host.worker.js', import.meta.url), { type: 'module', name: `leasehold:${name}` });
+  const connection = new Connection(createWorker, clock, storage === 'opfs' ? () => startBroker(starters) : undefined);
   const hostOptions: HostOptions = { name: options.name, storage, durability };
   if (options.maxAttempts !== undefined) hostOptions.maxAttempts = options.maxAttempts;
   if (options.onDeadLetter !== undefined) hostOptions.onDeadLetter = options.onDeadLetter;
@@ -150,9 +152,11 @@ export async function openBrowserDatabaseWith<E = unknown, X extends Execution =
   try {
     await connection.open(hostOptions);
   } catch (error) {
-    worker.terminate();
+    connection.terminate();
     throw error;
   }
+  // A shared database only: an in-memory one lives in this tab's worker and would be lost.
+  const lifecycle = storage === 'opfs' ? watchLifecycle(connection) : () => {};
   return {
     name: options.name,
     transport: connection.transport<E>(DEFAULT_QUEUE),
@@ -164,13 +168,46 @@ export async function openBrowserDatabaseWith<E = unknown, X extends Execution =
     owner: () => connection.call('host', 'owner', []) as Promise<OwnerInfo>,
     onOwnerChange: (listener) => connection.ownerListeners.add(listener),
     sqlTrace: () => connection.call('host', 'sqlTrace', []) as Promise<SqlTraceEntry[]>,
-    close: () => connection.close(),
+    close: () => (lifecycle(), connection.close()),
+  };
+}
+
+/**
+ * Lets this tab's host go while the page cannot run, and starts it again when it can: a page in
+ * the back/forward cache (`pagehide` with `persisted`, WebKit and Firefox keep such pages; a
+ * Web Lock held by one is held until it is evicted, minutes later) or frozen (`freeze`, Chromium's
+ * page lifecycle: background tabs on mobile). Ending the host worker releases the database's Web
+ * Lock and the OPFS pool at once, so another tab takes over; on `pageshow` / `resume` a new host
+ * joins as any new tab does (a forwarder, or the owner if no other tab is open). Returns the
+ * unsubscribe.
+ */
+function watchLifecycle(connection: Connection): () => void {
+  const scope = globalThis as { addEventListener?: Window['addEventListener']; removeEventListener?: Window['removeEventListener'] };
+  if (typeof scope.addEventListener !== 'function' || typeof scope.removeEventListener !== 'function' || !('onpagehide' in globalThis)) return () => {};
+  const hide = (event: Event) => void ((event as PageTransitionEvent).persisted && connection.suspend());
+  const show = (event: Event) => void ((event as PageTransitionEvent).persisted && connection.resume());
+  const freeze = () => connection.suspend();
+  const resume = () => connection.resume();
+  scope.addEventListener('pagehide', hide);
+  scope.addEventListener('pageshow', show);
+  scope.addEventListener('freeze', freeze);
+  scope.addEventListener('resume', resume);
+  return () => {
+    scope.removeEventListener!('pagehide', hide);
+    scope.removeEventListener!('pageshow', show);
+    scope.removeEventListener!('freeze', freeze);
+    scope.removeEventListener!('resume', resume);
   };
 }
 
 /** One page's link to its host worker: numbered calls, answers, notices. */
 class Connection {
-  readonly #worker: Worker;
+  readonly #createWorker: () => Worker;
+  #worker: Worker;
+  /** What the page asked to open, sent again to a new host after {@link resume}. */
+  #options?: HostOptions;
+  /** The host was ended while the page could not run ({@link suspend}); the next call or resume starts one. */
+  #suspended = false;
   readonly #clock: () => number;
   /** Starts (or joins) the link broker: at open, and again whenever the host says it went away. */
   readonly #broker?: () => MessagePort | undefined;
@@ -184,20 +221,62 @@ class Connection {
   readonly changeListeners = new Map<string, ListenerSet<[]>>();
   readonly ownerListeners = new ListenerSet<[OwnerInfo]>();
 
-  constructor(worker: Worker, clock: () => number, broker?: () => MessagePort | undefined) {
-    this.#worker = worker;
+  constructor(createWorker: () => Worker, clock: () => number, broker?: () => MessagePort | undefined) {
+    this.#createWorker = createWorker;
     this.#clock = clock;
     this.#broker = broker;
+    this.#worker = this.#start();
+  }
+
+  #start(): Worker {
+    const worker = this.#createWorker();
     worker.onmessage = (event: MessageEvent<HostToPage>) => this.#receive(event.data);
     worker.onerror = (event) => this.#fail(new StorageError('STORAGE_FAILED', `the leasehold host worker failed: ${event.message || 'it could not start'}`));
+    return worker;
   }
 
   open(options: HostOptions): Promise<void> {
+    this.#options = options;
     return new Promise((resolve, reject) => {
       this.#opened = { resolve, reject };
-      const broker = this.#broker?.();
-      this.#worker.postMessage({ kind: 'open', options, broker } satisfies PageToHost, broker ? [broker] : []);
+      this.#sendOpen(options);
     });
+  }
+
+  #sendOpen(options: HostOptions): void {
+    const broker = this.#broker?.();
+    this.#worker.postMessage({ kind: 'open', options, broker } satisfies PageToHost, broker ? [broker] : []);
+  }
+
+  /** Ends the host worker at once (its lock, pool and ports go with it). */
+  terminate(): void {
+    this.#worker.terminate();
+  }
+
+  /**
+   * The page is going into the back/forward cache or being frozen: end the host now, so its Web
+   * Lock and OPFS pool go to another tab. A call still waiting may or may not have been applied
+   * (as when a tab crashes): it fails saying so.
+   */
+  suspend(): void {
+    if (this.#closed || this.#suspended || !this.#options) return;
+    this.#suspended = true;
+    this.#worker.terminate();
+    this.#fail(
+      new StorageError(
+        'STORAGE_BUSY',
+        'the page went into the back/forward cache or was frozen while this call was in flight; it may or may not have been applied. Check, or retry if it is safe to.',
+      ),
+    );
+  }
+
+  /** The page runs again: a new host opens the database, as a new tab's would (usually as a forwarder now). */
+  resume(): void {
+    if (this.#closed || !this.#suspended || !this.#options) return;
+    this.#suspended = false;
+    this.#opened = undefined;
+    this.#worker = this.#start();
+    this.#sendOpen(this.#options);
   }
 
   onChange(queue: string, listener: () => void): () => void {
@@ -214,6 +293,8 @@ class Connection {
 
   call(target: Target | 'host', method: string, args: unknown[], queue?: string): Promise<unknown> {
     if (this.#closed) return Promise.reject(new ClosedError(target === 'store' ? 'store' : 'transport'));
+    // A page that was hidden and runs on without a pageshow (no event is promised): start again.
+    this.resume();
     const id = `${this.#prefix}-${++this.#next}`;
     let now: number;
     try {
@@ -242,6 +323,11 @@ class Connection {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#suspended) {
+      // No host runs: nothing to close but this side.
+      this.#fail(new ClosedError('database'));
+      return;
+    }
     await new Promise<void>((resolve) => {
       this.#closing = resolve;
       this.#post({ kind: 'close' });
@@ -311,6 +397,21 @@ class ListenerSet<A extends unknown[]> {
       }
     }
   }
+}
+
+/**
+ * leasehold/browser imported where there are no web workers (Node, a test runner's Node
+ * environment, a server render): say so and where to go, instead of `Worker is not defined`.
+ */
+function notInABrowser(): StorageError {
+  const node = (globalThis as { process?: { versions?: { node?: unknown } } }).process?.versions?.node;
+  const where = typeof node === 'string' ? 'Node' : 'this runtime';
+  return new StorageError(
+    'STORAGE_UNAVAILABLE',
+    `leasehold/browser runs in a browser page or worker, and ${where} has no Worker to host the database in. ` +
+      "Outside a browser use leasehold's own backends: leasehold/better-sqlite3 or leasehold/sqlite-wasm in Node, InMemoryTransport and InMemoryStore in tests; " +
+      "in a test runner, run the test in a browser (e.g. Vitest browser mode). During a server render, open the database only in the browser (in an effect or an onMount).",
+  );
 }
 
 /** The page's port to the link broker (see broker.ts), or none: then calls take the BroadcastChannel. */

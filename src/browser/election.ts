@@ -27,6 +27,21 @@ import type { AnswerMessage, CallMessage, HostOptions, HostToBroker, HostToHost,
 export const OPEN_TIMEOUT_MS = 10_000;
 /** How long a forwarded call waits for the owner's answer before failing. */
 export const CALL_TIMEOUT_MS = 15_000;
+/**
+ * How long a host waits for a new link broker to say it is alive before it asks its page for
+ * another. A SharedWorker can start and never answer: Firefox attaches a `new SharedWorker` made
+ * in the same tick that the previous broker of that name let its lock go to the dying worker;
+ * Safari's SharedWorkers have misbehaved alike. Calls take the BroadcastChannel meanwhile, so a
+ * broker that is merely slow costs a second port to the same worker, nothing more.
+ */
+export const BROKER_TIMEOUT_MS = 3_000;
+/** Brokers in a row that never answered, after which the host stays on the BroadcastChannel. */
+export const BROKER_ATTEMPTS = 3;
+/**
+ * How long after a broker died a host asks for the next: a SharedWorker started at once may
+ * join the dying one (Firefox); 50 ms later it is a fresh one.
+ */
+export const BROKER_RESTART_MS = 50;
 
 /** What the worker offers that a shared (OPFS) database needs, read when the page opens. */
 export interface HostEnvironment {
@@ -46,8 +61,11 @@ export type Via<P> = 'channel' | { port: P };
 /** Where a served call's answer goes: this host's page, or host `host` over `via`. */
 export type Reply<P> = { to: 'page' } | { to: 'host'; host: string; via: Via<P> };
 
-/** The open timeout, or a forwarded call's timeout (by call id). */
-export type TimerId = 'open' | `call:${string}`;
+/**
+ * The open timeout, a forwarded call's timeout (by call id), the wait for a new broker's
+ * `alive` (`broker`), or the pause before asking for a broker after one died (`broker-restart`).
+ */
+export type TimerId = 'open' | 'broker' | 'broker-restart' | `call:${string}`;
 
 /** From the link broker: a paired port (see protocol.ts's BrokerToHost), or the broker's life lock. */
 export type BrokerMessage<P> = { kind: 'link'; side: 'owner' | 'caller'; peer: string; port: P } | { kind: 'alive'; lock: string };
@@ -64,6 +82,10 @@ interface Opened<P> {
   options: HostOptions;
   /** The page's port to the link broker, while it has a live one. */
   broker: P | undefined;
+  /** That broker said it is alive (until then the `broker` timer runs). */
+  brokerAlive: boolean;
+  /** Brokers in a row that never said so (see {@link BROKER_ATTEMPTS}). */
+  brokerMisses: number;
   /** The page's open was answered (opened or open-failed): later outcomes are not reported again. */
   openSettled: boolean;
 }
@@ -228,8 +250,8 @@ function transition<P>(state: HostState<P>, event: HostEvent<P>, fx: HostEffect<
       return brokerMessage(state, event.port, event.message, fx);
     case 'broker-gone':
       if (!live(state) || event.port !== state.broker) return state;
-      fx.push({ kind: 'to-page', message: { kind: 'broker' } });
-      return { ...state, broker: undefined };
+      fx.push({ kind: 'set-timer', timer: 'broker-restart', ms: BROKER_RESTART_MS });
+      return { ...state, broker: undefined, brokerAlive: false };
     case 'port-closed':
       if (state.phase !== 'owner' || !state.links.includes(event.port)) return state;
       return { ...state, links: state.links.filter((port) => port !== event.port) };
@@ -280,7 +302,7 @@ function shared<P>(state: Opened<P>): boolean {
 function open<P>(state: HostState<P>, event: Extract<HostEvent<P>, { kind: 'open' }>, fx: HostEffect<P>[]): HostState<P> {
   if (state.phase !== 'idle') return state;
   const { options } = event;
-  const base = { hostId: state.hostId, options, broker: undefined, openSettled: false, forwarded: new Map<string, CallMessage>() };
+  const base = { hostId: state.hostId, options, broker: undefined, brokerAlive: false, brokerMisses: 0, openSettled: false, forwarded: new Map<string, CallMessage>() };
   if (options.storage === 'memory') {
     // This tab's alone: its own owner, no lock, no channel, no broker.
     fx.push({ kind: 'open-database', options });
@@ -297,9 +319,11 @@ function open<P>(state: HostState<P>, event: Extract<HostEvent<P>, { kind: 'open
   return { phase: 'seeking', ...base, broker: opened.broker };
 }
 
+/** Listens to a new broker port and starts the wait for its `alive`. */
 function attach<S extends Opened<P>, P>(state: S, port: P, fx: HostEffect<P>[]): S {
-  fx.push({ kind: 'listen-broker', port });
-  return { ...state, broker: port };
+  if (state.broker !== undefined && !state.brokerAlive) fx.push({ kind: 'clear-timer', timer: 'broker' });
+  fx.push({ kind: 'listen-broker', port }, { kind: 'set-timer', timer: 'broker', ms: BROKER_TIMEOUT_MS });
+  return { ...state, broker: port, brokerAlive: false };
 }
 
 /**
@@ -420,9 +444,12 @@ function ownerAnnounced<P>(state: HostState<P>, ownerId: string, fx: HostEffect<
 
 function brokerMessage<P>(state: HostState<P>, from: P, message: BrokerMessage<P>, fx: HostEffect<P>[]): HostState<P> {
   if (message.kind === 'alive') {
+    if (!live(state)) return state;
     // Shared, so every host waiting is told at once, none waits for another (a frozen tab's, say).
-    if (live(state)) fx.push({ kind: 'watch-broker', port: from, lock: message.lock });
-    return state;
+    fx.push({ kind: 'watch-broker', port: from, lock: message.lock });
+    if (from !== state.broker || state.brokerAlive) return state;
+    fx.push({ kind: 'clear-timer', timer: 'broker' });
+    return { ...state, brokerAlive: true, brokerMisses: 0 };
   }
   const { port, peer } = message;
   if (message.side === 'owner' && state.phase === 'owner') {
@@ -449,8 +476,8 @@ function lockGranted<P>(state: HostState<P>, fx: HostEffect<P>[]): HostState<P> 
   // The owner whose lock this was is gone: its link is of no more use.
   if (state.phase === 'forwarding' && state.link) fx.push({ kind: 'close-port', port: state.link.port });
   fx.push({ kind: 'open-database', options: state.options });
-  const { hostId, options, broker, openSettled, forwarded } = state;
-  return { phase: 'promoting', hostId, options, broker, openSettled, forwarded, ownerId: state.phase === 'forwarding' ? state.ownerId : null };
+  const { hostId, options, broker, brokerAlive, brokerMisses, openSettled, forwarded } = state;
+  return { phase: 'promoting', hostId, options, broker, brokerAlive, brokerMisses, openSettled, forwarded, ownerId: state.phase === 'forwarding' ? state.ownerId : null };
 }
 
 function databaseOpened<P>(state: HostState<P>, failure: { error: unknown } | undefined, fx: HostEffect<P>[]): HostState<P> {
@@ -459,8 +486,8 @@ function databaseOpened<P>(state: HostState<P>, failure: { error: unknown } | un
     return { ...state, database: 'closing' };
   }
   if (state.phase !== 'promoting') return state;
-  const { hostId, options, broker, openSettled } = state;
-  let owner: HostState<P> = { phase: 'owner', hostId, options, broker, openSettled, failure, links: [] };
+  const { hostId, options, broker, brokerAlive, brokerMisses, openSettled } = state;
+  let owner: HostState<P> = { phase: 'owner', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failure, links: [] };
   if (!failure && broker !== undefined) fx.push({ kind: 'to-broker', port: broker, message: { kind: 'serve', hostId } });
   if (shared(owner)) fx.push({ kind: 'to-host', via: 'channel', message: { kind: 'owner', hostId } });
   fx.push({ kind: 'to-page', message: { kind: 'owner', owner: ownerInfo(owner) } });
@@ -474,6 +501,18 @@ function databaseOpened<P>(state: HostState<P>, failure: { error: unknown } | un
 }
 
 function timeout<P>(state: HostState<P>, timer: TimerId, fx: HostEffect<P>[]): HostState<P> {
+  if (timer === 'broker') {
+    if (!live(state) || state.phase === 'unavailable' || state.broker === undefined || state.brokerAlive) return state;
+    // Started and silent: let it go and ask the page for another, a bounded number of times.
+    const brokerMisses = state.brokerMisses + 1;
+    fx.push({ kind: 'close-port', port: state.broker });
+    if (brokerMisses < BROKER_ATTEMPTS) fx.push({ kind: 'to-page', message: { kind: 'broker' } });
+    return { ...state, broker: undefined, brokerMisses };
+  }
+  if (timer === 'broker-restart') {
+    if (live(state) && state.broker === undefined) fx.push({ kind: 'to-page', message: { kind: 'broker' } });
+    return state;
+  }
   if (timer === 'open') {
     if (!live(state) || state.openSettled) return state;
     const error = new StorageError(
@@ -500,8 +539,8 @@ function close<P>(state: HostState<P>, fx: HostEffect<P>[]): HostState<P> {
   if (!live(state)) return state;
   // Forwarded calls still waiting go unanswered: the page fails them itself as it closes.
   if (forwarding(state)) for (const id of state.forwarded.keys()) fx.push({ kind: 'clear-timer', timer: `call:${id}` });
-  const { hostId, options, broker, openSettled } = state;
-  const closing = { phase: 'closing' as const, hostId, options, broker, openSettled, ownerId: ownerInfo(state).ownerId };
+  const { hostId, options, broker, brokerAlive, brokerMisses, openSettled } = state;
+  const closing = { phase: 'closing' as const, hostId, options, broker, brokerAlive, brokerMisses, openSettled, ownerId: ownerInfo(state).ownerId };
   if (state.phase === 'owner') {
     if (broker !== undefined) fx.push({ kind: 'to-broker', port: broker, message: { kind: 'leave', hostId } });
     fx.push({ kind: 'close-database' });

@@ -32,7 +32,8 @@ export async function openHostDatabase(options: HostOptions): Promise<OpenedData
         "Use a browser that has it, or open the database with storage: 'memory'.",
     );
   }
-  const pool = await installPool(sqlite3, `leasehold-${options.name}`);
+  if (!hasSyncAccessHandles()) throw noSyncAccessHandles(options.name);
+  const pool = await installPool(sqlite3, `leasehold-${options.name}`, options.name);
   let raw;
   try {
     raw = new pool.OpfsSAHPoolDb('/leasehold.db');
@@ -70,11 +71,33 @@ export async function openHostDatabase(options: HostOptions): Promise<OpenedData
 
 type Sqlite3 = Awaited<ReturnType<typeof loadSqliteWasm>>;
 
+/** `FileSystemFileHandle.createSyncAccessHandle` exists in this worker (it may still refuse: see installPool). */
+function hasSyncAccessHandles(): boolean {
+  const handle = (globalThis as { FileSystemFileHandle?: unknown }).FileSystemFileHandle as { prototype?: { createSyncAccessHandle?: unknown } } | undefined;
+  return typeof handle?.prototype?.createSyncAccessHandle === 'function';
+}
+
+const MEMORY_ADVICE = "or open the database with storage: 'memory' (this tab only, gone on reload).";
+
+/**
+ * OPFS without synchronous access handles: the sahpool VFS cannot keep a file there. WebKit on
+ * Linux (WebKitGTK, WPE) has the method and refuses every call (NotSupportedError): its worker
+ * file handle exists on Apple platforms only.
+ */
+function noSyncAccessHandles(name: string, cause?: unknown): StorageError {
+  return new StorageError(
+    'STORAGE_UNAVAILABLE',
+    `this browser's OPFS offers no synchronous access handles (FileSystemFileHandle.createSyncAccessHandle) to its workers, so database ${JSON.stringify(name)} cannot be kept. ` +
+      `Chrome/Edge 108+, Firefox 111+ and Safari 16.4+ have them; WebKit on Linux (WebKitGTK, WPE) does not. Use one of those, ${MEMORY_ADVICE}`,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
 /**
  * Installs the pool, retrying while the previous owner's handles are still being released
  * (a closing tab lets go of them a little after its lock: NoModificationAllowedError).
  */
-async function installPool(sqlite3: Sqlite3, name: string) {
+async function installPool(sqlite3: Sqlite3, name: string, database: string) {
   let lastError: unknown;
   for (let attempt = 0; attempt < OPEN_ATTEMPTS; attempt++) {
     try {
@@ -91,10 +114,54 @@ async function installPool(sqlite3: Sqlite3, name: string) {
   if (name_ === 'NoModificationAllowedError') {
     throw new StorageError('STORAGE_BUSY', `database ${JSON.stringify(name)} is held open by another page or worker that does not let go. Close other tabs of this site and retry.`, { cause: lastError });
   }
+  if (name_ === 'NotSupportedError') throw noSyncAccessHandles(database, lastError);
+  if (name_ === 'SecurityError') {
+    // Firefox refuses OPFS in a private window this way; so do browsers where the user blocked site data.
+    throw new StorageError(
+      'STORAGE_UNAVAILABLE',
+      `the browser refuses OPFS to this page (SecurityError), so database ${JSON.stringify(database)} cannot be kept: a private window (Firefox, Safari) has no OPFS, nor has a site whose data the user blocked. ` +
+        `Open the page in a normal window, allow this site to store data, ${MEMORY_ADVICE}`,
+      { cause: lastError },
+    );
+  }
   if (name_ === 'QuotaExceededError') {
     throw new StorageError('STORAGE_FULL', `the browser refused storage for ${JSON.stringify(name)} (quota exceeded). Free space or clear site data, then retry.`, { cause: lastError });
   }
-  throw new StorageError('STORAGE_UNAVAILABLE', `OPFS could not be opened for ${JSON.stringify(name)}: ${String(lastError)}`, { cause: lastError });
+  // Something else: find which OPFS call this browser refuses, and name it.
+  const refused = await refusedOpfsCall();
+  if (refused?.call === 'createSyncAccessHandle' && refused.error === 'NotSupportedError') throw noSyncAccessHandles(database, lastError);
+  const which = refused ? ` (${refused.call}() fails here with ${refused.error})` : '';
+  throw new StorageError(
+    'STORAGE_UNAVAILABLE',
+    `OPFS could not be opened for database ${JSON.stringify(database)}${which}: ${String(lastError).replace(/\.+$/, '')}. The browser keeps no usable origin private file system for this page (storage switched off or ephemeral, as under WebKit's automation). Use a normal browser window, ${MEMORY_ADVICE}`,
+    { cause: lastError },
+  );
+}
+
+/** The first OPFS call a sahpool needs that fails here, and its error's name; undefined if all work. */
+async function refusedOpfsCall(): Promise<{ call: string; error: string } | undefined> {
+  const name = (error: unknown) => String((error as { name?: unknown }).name ?? error);
+  let root: FileSystemDirectoryHandle;
+  try {
+    root = await navigator.storage.getDirectory();
+  } catch (error) {
+    return { call: 'navigator.storage.getDirectory', error: name(error) };
+  }
+  const probe = '.leasehold-opfs-probe';
+  try {
+    const file = await root.getFileHandle(probe, { create: true });
+    try {
+      const handle = await (file as unknown as { createSyncAccessHandle(): Promise<{ close(): void }> }).createSyncAccessHandle();
+      handle.close();
+    } catch (error) {
+      return { call: 'createSyncAccessHandle', error: name(error) };
+    }
+  } catch (error) {
+    return { call: 'getFileHandle', error: name(error) };
+  } finally {
+    await root.removeEntry(probe).catch(() => undefined);
+  }
+  return undefined;
 }
 
 /**

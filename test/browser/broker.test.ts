@@ -135,6 +135,30 @@ describe('link broker', () => {
     spy.close();
   });
 
+  it('a broker that starts and never answers is replaced within a bound; calls take the channel meanwhile', async () => {
+    const name = freshName('silent');
+    names.push(name);
+    // Every host's first broker is silent; the next one each asks for is the real broker.
+    const starts = new Map<string, number>();
+    const starter = (host: string) => () => {
+      const n = (starts.get(host) ?? 0) + 1;
+      starts.set(host, n);
+      if (n === 1) return new SharedWorker(new URL('./fixtures/silent-broker.worker.ts', import.meta.url), { type: 'module', name: `${name}-silent-${host}` });
+      return new SharedWorker(new URL('./fixtures/broker.worker.ts', import.meta.url), { type: 'module', name: `${name}-broker` });
+    };
+    const owner = await open(name, starter('owner'));
+    const second = await open(name, starter('second'));
+    // Served at once over the channel, before any broker answered.
+    expect(await via(second)).toBe('channel');
+    expect(await roundTrip(second, owner, 'a')).toBe('a');
+    const started = performance.now();
+    await expect.poll(() => via(second), { interval: 100 }).toBe('port');
+    // Within the bound (3 s) and the new broker's start, with room for a loaded machine.
+    expect(performance.now() - started).toBeLessThan(15_000);
+    expect(starts.get('second')).toBe(2);
+    expect(await roundTrip(owner, second, 'b')).toBe('b');
+  });
+
   it('without a broker (no SharedWorker) calls take the BroadcastChannel, and fail over the same way', async () => {
     const name = freshName('channel');
     names.push(name);

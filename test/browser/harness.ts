@@ -3,11 +3,26 @@
  * sqlite-wasm over opfs-sahpool (or in memory), driven by a manual clock on the page.
  */
 import { openBrowserDatabase, type BrowserDatabase } from 'leasehold/browser';
+import { inject } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import type { ExecutionStoreOptions } from '../../src/store/contract.js';
 import type { TransportOptions } from '../../src/transport/contract.js';
 import type { StoreHarness } from '../conformance/store-harness.js';
 import type { TransportHarness } from '../conformance/transport.js';
+
+declare module 'vitest' {
+  interface ProvidedContext {
+    /** The engine of the Vitest project running the file (vitest.config.ts): 'chromium' or 'firefox'. */
+    engine: 'chromium' | 'firefox';
+  }
+}
+
+/**
+ * Whether the in-memory variants of the conformance suites run in this engine: in Chromium
+ * only. They cross the same host worker and messages as the OPFS variants, which every engine
+ * runs; a second engine adds nothing there but minutes (see vitest.config.ts).
+ */
+export const runsMemoryVariants = inject('engine') === 'chromium';
 
 let databases = 0;
 
