@@ -4,6 +4,10 @@ import { chromiumArgs, findChromium } from './scripts/chromium.mjs';
 import { sharedAliases } from './vite.config.ts';
 
 const executablePath = await findChromium();
+// `npm run test:fast`: the memory and SQLite backends only. The server-only files are left out
+// here and the shared backend lists drop their server rows (test/support/servers.ts).
+const fast = process.env.LEASEHOLD_FAST === '1';
+const serverOnly = ['test/postgres-*.test.ts', 'test/durable-object*.test.ts'];
 
 export default defineConfig({
   resolve: { alias: sharedAliases },
@@ -22,13 +26,13 @@ export default defineConfig({
           name: 'node',
           environment: 'node',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/browser/**', 'test/pack/**'],
+          exclude: ['test/browser/**', 'test/pack/**', ...(fast ? serverOnly : [])],
           testTimeout: 60_000,
           // A hook may start an embedded PGlite (WASM start-up: seconds on a loaded machine).
           hookTimeout: 60_000,
-          // One workerd for the run (the Durable Object backends), see test/support/workerd-global.ts;
-          // one PostgreSQL server (LEASEHOLD_PG_URL, or a throwaway cluster), see test/support/postgres-setup.ts.
-          globalSetup: ['test/support/workerd-global.ts', 'test/support/postgres-setup.ts'],
+          // One workerd and one PostgreSQL server for the run, each started when a test first asks
+          // (test/support/servers-global.ts): a run of the in-process suites starts neither.
+          globalSetup: ['test/support/servers-global.ts'],
         },
       },
       {
