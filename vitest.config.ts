@@ -1,4 +1,7 @@
 import { playwright } from '@vitest/browser-playwright';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { searchForWorkspaceRoot } from 'vite';
 import { defineConfig } from 'vitest/config';
 import { chromiumArgs, findChromium } from './scripts/chromium.mjs';
 import { sharedAliases } from './vite.config.ts';
@@ -13,7 +16,12 @@ export default defineConfig({
   resolve: { alias: sharedAliases },
   optimizeDeps: { exclude: ['@sqlite.org/sqlite-wasm'] },
   worker: { format: 'es' },
-  server: { watch: { ignored: ['**/test-results/**', '**/bench/results/**', '**/.tmp/**'] } },
+  server: {
+    watch: { ignored: ['**/test-results/**', '**/bench/results/**', '**/.tmp/**'] },
+    // node_modules may be a link to a shared install (a git worktree's): the browser tests fetch
+    // sqlite-wasm's .wasm from its real path, which Vite serves only if it is allowed.
+    fs: { allow: [searchForWorkspaceRoot(process.cwd()), realpathSync(fileURLToPath(new URL('./node_modules', import.meta.url)))] },
+  },
   test: {
     // expect.poll waits for something another connection, process, worker or tab does on its own
     // time: its default second is easily overrun on a loaded machine (CI: 2 shared cores). A
