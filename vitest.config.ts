@@ -18,9 +18,9 @@ export default defineConfig({
   worker: { format: 'es' },
   server: {
     watch: { ignored: ['**/test-results/**', '**/bench/results/**', '**/.tmp/**'] },
-    // node_modules may be a link to a shared install (a git worktree's): the browser tests fetch
-    // sqlite-wasm's .wasm from its real path, which Vite serves only if it is allowed.
-    fs: { allow: [searchForWorkspaceRoot(process.cwd()), realpathSync(fileURLToPath(new URL('./node_modules', import.meta.url)))] },
+    // node_modules (or a package in it) may be a link to a shared install (a git worktree's): the
+    // browser tests fetch sqlite-wasm's .wasm from its real path, which Vite serves only if allowed.
+    fs: { allow: [searchForWorkspaceRoot(process.cwd()), ...['./node_modules', './node_modules/@sqlite.org/sqlite-wasm'].map((path) => realpathSync(fileURLToPath(new URL(path, import.meta.url))))] },
   },
   test: {
     // expect.poll waits for something another connection, process, worker or tab does on its own
