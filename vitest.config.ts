@@ -1,16 +1,28 @@
 import { playwright } from '@vitest/browser-playwright';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { searchForWorkspaceRoot } from 'vite';
 import { defineConfig } from 'vitest/config';
 import { firefoxLaunchOptions } from './scripts/browsers.mjs';
 import { chromiumArgs, findChromium } from './scripts/chromium.mjs';
 import { sharedAliases } from './vite.config.ts';
 
 const executablePath = await findChromium();
+// `npm run test:fast`: the memory and SQLite backends only. The server-only files are left out
+// here and the shared backend lists drop their server rows (test/support/servers.ts).
+const fast = process.env.LEASEHOLD_FAST === '1';
+const serverOnly = ['test/postgres-*.test.ts', 'test/durable-object*.test.ts'];
 
 export default defineConfig({
   resolve: { alias: sharedAliases },
   optimizeDeps: { exclude: ['@sqlite.org/sqlite-wasm'] },
   worker: { format: 'es' },
-  server: { watch: { ignored: ['**/test-results/**', '**/bench/results/**', '**/.tmp/**'] } },
+  server: {
+    watch: { ignored: ['**/test-results/**', '**/bench/results/**', '**/.tmp/**'] },
+    // node_modules (or a package in it) may be a link to a shared install (a git worktree's): the
+    // browser tests fetch sqlite-wasm's .wasm from its real path, which Vite serves only if allowed.
+    fs: { allow: [searchForWorkspaceRoot(process.cwd()), ...['./node_modules', './node_modules/@sqlite.org/sqlite-wasm'].map((path) => realpathSync(fileURLToPath(new URL(path, import.meta.url))))] },
+  },
   test: {
     // expect.poll waits for something another connection, process, worker or tab does on its own
     // time: its default second is easily overrun on a loaded machine (CI: 2 shared cores). A
@@ -23,13 +35,13 @@ export default defineConfig({
           name: 'node',
           environment: 'node',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/browser/**', 'test/pack/**', 'test/webkit/**'],
+          exclude: ['test/browser/**', 'test/pack/**', 'test/webkit/**', ...(fast ? serverOnly : [])],
           testTimeout: 60_000,
           // A hook may start an embedded PGlite (WASM start-up: seconds on a loaded machine).
           hookTimeout: 60_000,
-          // One workerd for the run (the Durable Object backends), see test/support/workerd-global.ts;
-          // one PostgreSQL server (LEASEHOLD_PG_URL, or a throwaway cluster), see test/support/postgres-setup.ts.
-          globalSetup: ['test/support/workerd-global.ts', 'test/support/postgres-setup.ts'],
+          // One workerd and one PostgreSQL server for the run, each started when a test first asks
+          // (test/support/servers-global.ts): a run of the in-process suites starts neither.
+          globalSetup: ['test/support/servers-global.ts'],
         },
       },
       {

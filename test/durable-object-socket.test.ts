@@ -7,10 +7,13 @@
  */
 import { WebSocket } from 'ws';
 import { describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { connectLeasehold } from '../src/durable-object/client.js';
 import { LeaseholdError, LeaseLostError, StorageError } from '../src/errors.js';
 import { connect, freshObject, objectUrl, resetObject } from './support/workerd-backends.js';
+import { workerdUrl } from './support/servers.js';
+
+// This file needs the run's workerd: started here, before any test (pools and sockets take its URL at once).
+await workerdUrl();
 
 /** Resolves once `condition` holds, polling every 10 ms; rejects after `ms`. */
 async function until(condition: () => boolean, ms = 30_000): Promise<void> {
@@ -118,7 +121,7 @@ describe('calls over the WebSocket', () => {
   });
 
   it('are refused with ACCESS_DENIED without the token, and served with it', async () => {
-    const url = `${inject('workerdUrl')}/s/${freshObject('socket-secure')}`;
+    const url = `${await workerdUrl()}/s/${freshObject('socket-secure')}`;
     const denied = connectLeasehold({ url, WebSocket, calls: 'websocket' });
     const allowed = connectLeasehold({ url, WebSocket, calls: 'websocket', headers: { authorization: 'Bearer test-token' } });
     try {

@@ -9,6 +9,10 @@ import { groupHash, spreadTransport } from '../src/transport/spread.js';
 import type { Lease, Transport } from '../src/transport/contract.js';
 import { checkHistory, type HistoryEntry } from './support/history.js';
 import { connect, freshObject } from './support/workerd-backends.js';
+import { workerdUrl } from './support/servers.js';
+
+// This file needs the run's workerd: started here, before any test (pools and sockets take its URL at once).
+await workerdUrl();
 
 const N = 3;
 

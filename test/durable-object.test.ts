@@ -5,13 +5,16 @@
  */
 import { WebSocket } from 'ws';
 import { describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { decodeValue, encodeValue } from '../src/remote/codec.js';
 import { connectLeasehold, type LeaseholdClient } from '../src/durable-object/client.js';
 import { STORE_METHODS, TRANSPORT_METHODS } from '../src/remote/methods.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import { SqliteTransport } from '../src/transport/sqlite.js';
 import { connect, freshObject } from './support/workerd-backends.js';
+import { workerdUrl } from './support/servers.js';
+
+// This file needs the run's workerd: started here, before any test (pools and sockets take its URL at once).
+await workerdUrl();
 
 /**
  * Subscribes `watcher` for good and returns a way to await its next notice. Resolves once the
@@ -89,12 +92,12 @@ describe('LeaseholdObject in workerd', () => {
   });
 
   it('answers raw Workers RPC calls on the object (publish, claim, ack) from inside a Worker', async () => {
-    const response = await fetch(`${inject('workerdUrl')}/bench/${freshObject('rpc')}/rpc?n=5`);
+    const response = await fetch(`${await workerdUrl()}/bench/${freshObject('rpc')}/rpc?n=5`);
     expect(await response.json()).toMatchObject({ n: 5 });
   });
 
   it('refuses a call without the token when the route has one, and serves it with the token', async () => {
-    const url = `${inject('workerdUrl')}/s/${freshObject('secure')}`;
+    const url = `${await workerdUrl()}/s/${freshObject('secure')}`;
     const anonymous = connectLeasehold({ url, WebSocket });
     await expect(anonymous.transport.publish('g', 1)).rejects.toMatchObject({ code: 'ACCESS_DENIED', message: expect.stringContaining('401') });
     const allowed = connectLeasehold({ url, WebSocket, headers: { authorization: 'Bearer test-token' } });
@@ -102,7 +105,7 @@ describe('LeaseholdObject in workerd', () => {
   });
 
   it('refuses a body that is not JSON, and a method that is not forwarded', async () => {
-    const url = `${inject('workerdUrl')}/q/${freshObject('bad')}/call`;
+    const url = `${await workerdUrl()}/q/${freshObject('bad')}/call`;
     const notJson = await fetch(url, { method: 'POST', body: '{' });
     expect(notJson.status).toBe(400);
     const answer = await (await fetch(url, { method: 'POST', body: JSON.stringify({ target: 'transport', method: 'constructor', args: [] }) })).json();

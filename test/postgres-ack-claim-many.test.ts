@@ -19,6 +19,10 @@ import type { Lease, Transport } from '../src/transport/contract.js';
 import { InMemoryTransport } from '../src/transport/memory.js';
 import { newServerPool, pgliteDatabase, releaseSchema, serverDatabase, takeSchema, until } from './support/postgres.js';
 import { seeded } from './support/torture.js';
+import { pgUrl } from './support/servers.js';
+
+// This file needs the run's PostgreSQL server: started here, before any test (pools and sockets take its URL at once).
+await pgUrl();
 
 const databases: [string, () => Promise<PgDatabase>][] = [
   ['a PostgreSQL server (pg)', async () => serverDatabase()],

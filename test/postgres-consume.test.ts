@@ -5,7 +5,7 @@
  * except lower bounds the contract sets (a retry never comes before its back-off delay).
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consume } from '../src/consume/consume.js';
 import type { Consumer } from '../src/consume/types.js';
 import type { PgDatabase } from '../src/postgres/driver.js';
@@ -14,6 +14,10 @@ import { PostgresTransport } from '../src/postgres/transport.js';
 import type { Scheduler } from '../src/runtime/types.js';
 import { runChild } from './support/child.js';
 import { newServerPool } from './support/postgres.js';
+import { pgUrl } from './support/servers.js';
+
+// This file needs the run's PostgreSQL server: started here, before any test (pools and sockets take its URL at once).
+await pgUrl();
 
 let pools: pg.Pool[] = [];
 let db: PgDatabase;
@@ -159,7 +163,7 @@ describe('consume() on the PostgreSQL server', () => {
       return row!.n > 0;
     });
     for (let n = 1; n <= 3; n++) {
-      const child = runChild(new URL('./support/pg-publish-child.ts', import.meta.url).pathname, [inject('pgUrl'), name, 'wake', 'ball', JSON.stringify({ n })], () => {});
+      const child = runChild(new URL('./support/pg-publish-child.ts', import.meta.url).pathname, [await pgUrl(), name, 'wake', 'ball', JSON.stringify({ n })], () => {});
       const { code, stderr } = await child.ended;
       expect(code, stderr).toBe(0);
       await waitFor(() => handled.length === n);

@@ -10,16 +10,17 @@
  * The issue's scale (8 processes × 4 connections, 20,000 messages in 200 groups) is the default;
  * PG_TORTURE_MESSAGES / PG_TORTURE_PROCESSES change it (`npm run torture:postgres` runs it alone).
  */
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type PgContentionOptions, type PgContentionResult, runPgContention } from './support/pg-contention.js';
+import { pgUrl } from './support/servers.js';
 
 const messages = Number(process.env.PG_TORTURE_MESSAGES ?? 20_000);
 const processes = Number(process.env.PG_TORTURE_PROCESSES ?? 8);
 const connections = 4;
 const groups = 200;
 
-const run = (o: Pick<PgContentionOptions, 'schema' | 'stallRate' | 'seed' | 'batch'>) =>
-  runPgContention({ url: inject('pgUrl'), processes, connections, messages, groups, visibilityMs: 500, ...o });
+const run = async (o: Pick<PgContentionOptions, 'schema' | 'stallRate' | 'seed' | 'batch'>) =>
+  runPgContention({ url: await pgUrl(), processes, connections, messages, groups, visibilityMs: 500, ...o });
 
 describe('PostgreSQL server: contention across processes', () => {
   it(`${processes} processes × ${connections} connections consume ${messages} messages in ${groups} groups; the commit-ordered history is clean`, async () => {

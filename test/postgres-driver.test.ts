@@ -9,6 +9,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fromPg } from '../src/postgres/pg.js';
 import { PostgresTransport } from '../src/postgres/transport.js';
 import { newServerPool, until } from './support/postgres.js';
+import { pgUrl } from './support/servers.js';
+
+// This file needs the run's PostgreSQL server: started here, before any test (pools and sockets take its URL at once).
+await pgUrl();
 
 const pools: pg.Pool[] = [];
 const schemas: string[] = [];

@@ -16,6 +16,7 @@ import { PostgresTransport } from '../src/postgres/transport.js';
 import { fromPg } from '../src/postgres/pg.js';
 import { scratchDir } from './support/backends.js';
 import { inIssueOrderGate, newServerPool, pgliteDatabase, releaseSchema, takeSchema } from './support/postgres.js';
+import { pgUrl, unlessFast } from './support/servers.js';
 import { checkHistory } from './support/history.js';
 import { runContention } from './support/torture.js';
 
@@ -47,30 +48,33 @@ const setups: [string, Setup][] = [
       },
     };
   }],
-  // runContention records each call when it completes: calls truly in flight together on several
-  // connections complete in an order unrelated to their commits, which the checker would read as
-  // violations. So here the calls go through one issue-order gate (as SQLite's write lock orders
-  // the better-sqlite3 connections above); test/postgres-contention.test.ts runs truly concurrent
-  // processes against a history the server records in commit order.
-  ['PostgresTransport on the PostgreSQL server, 4 workers on 4 connections', async (clock) => {
-    const pools = Array.from({ length: WORKERS }, () => newServerPool(1));
-    const gate = inIssueOrderGate();
-    const dbs = pools.map((pool) => gate(fromPg(pool)));
-    const schema = await takeSchema(dbs[0]!);
-    return {
-      transports: dbs.map((db) => new PostgresTransport(db, { clock: clock.now, schema })),
-      close: async () => {
-        await releaseSchema(dbs[0]!, schema);
-        await Promise.all(pools.map((pool) => pool.end()));
-      },
-    };
-  }],
-  ['PostgresTransport on PGlite, 4 workers on one connection', async (clock) => {
-    const db = await pgliteDatabase();
-    const schema = await takeSchema(db);
-    const t = new PostgresTransport(db, { clock: clock.now, schema });
-    return { transports: Array(WORKERS).fill(t), close: () => releaseSchema(db, schema) };
-  }],
+  ...unlessFast<[string, Setup]>([
+    // runContention records each call when it completes: calls truly in flight together on several
+    // connections complete in an order unrelated to their commits, which the checker would read as
+    // violations. So here the calls go through one issue-order gate (as SQLite's write lock orders
+    // the better-sqlite3 connections above); test/postgres-contention.test.ts runs truly concurrent
+    // processes against a history the server records in commit order.
+    ['PostgresTransport on the PostgreSQL server, 4 workers on 4 connections', async (clock) => {
+      await pgUrl();
+      const pools = Array.from({ length: WORKERS }, () => newServerPool(1));
+      const gate = inIssueOrderGate();
+      const dbs = pools.map((pool) => gate(fromPg(pool)));
+      const schema = await takeSchema(dbs[0]!);
+      return {
+        transports: dbs.map((db) => new PostgresTransport(db, { clock: clock.now, schema })),
+        close: async () => {
+          await releaseSchema(dbs[0]!, schema);
+          await Promise.all(pools.map((pool) => pool.end()));
+        },
+      };
+    }],
+    ['PostgresTransport on PGlite, 4 workers on one connection', async (clock) => {
+      const db = await pgliteDatabase();
+      const schema = await takeSchema(db);
+      const t = new PostgresTransport(db, { clock: clock.now, schema });
+      return { transports: Array(WORKERS).fill(t), close: () => releaseSchema(db, schema) };
+    }],
+  ]),
 ];
 
 describe.each(setups)('contention: %s', (_name, setup) => {

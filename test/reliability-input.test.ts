@@ -23,6 +23,7 @@ import { PG_MAX_ID_BYTES } from '../src/postgres/ids.js';
 import { PostgresStore } from '../src/postgres/store.js';
 import { PostgresTransport } from '../src/postgres/transport.js';
 import { pgliteDatabase, releaseSchema, serverDatabase, takeSchema } from './support/postgres.js';
+import { unlessFast } from './support/servers.js';
 
 type Expect = typeof TypeError | typeof RangeError | typeof LeaseLostError | typeof ClosedError;
 interface World {
@@ -189,8 +190,10 @@ const backends: Backend[] = [
       close: () => (a.close(), b.close(), scratch.remove()),
     };
   }],
-  ['PostgreSQL server', true, postgres(serverDatabase)],
-  ['PGlite', true, postgres(pgliteDatabase)],
+  ...unlessFast<Backend>([
+    ['PostgreSQL server', true, postgres(serverDatabase)],
+    ['PGlite', true, postgres(pgliteDatabase)],
+  ]),
 ];
 
 describe.each(backends)('bad input on %s', (_name, json, open) => {

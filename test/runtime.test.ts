@@ -30,6 +30,18 @@ describe('Runtime options', () => {
     expect(new Runtime(valid()).workerId).toBe('w');
   });
 
+  it('holds a claim for 30 s when visibilityMs is not given, as consume() does', async () => {
+    const transport = new InMemoryTransport({ clock: clock.now });
+    const { visibilityMs: _left, ...options } = valid();
+    const runtime = new Runtime({ ...options, transport, handler: async () => {
+      const [lease] = (await transport.inspect()).groups.flatMap((g) => g.messages);
+      expect(lease?.expiresAt).toBe(clock.now() + 30_000);
+    } });
+    await runtime.createExecution('e');
+    await runtime.send('e', { type: 'go' });
+    expect((await runtime.step()).kind).toBe('handled');
+  });
+
   it.each([
     ['options', null, TypeError],
     ['options.store', { store: {} }, TypeError],

@@ -14,6 +14,7 @@ import { ROUTES, workerdStore } from './support/workerd-backends.js';
 import type { PgDatabase } from '../src/postgres/driver.js';
 import { PostgresStore, type PostgresStoreOptions } from '../src/postgres/store.js';
 import { pgliteDatabase, releaseSchema, serverDatabase, takeSchema } from './support/postgres.js';
+import { fastOnly } from './support/servers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'leasehold-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -68,7 +69,7 @@ describeStore('SqliteStore on better-sqlite3', (options) => {
 });
 
 // Every call crosses to workerd: the model run's limit is 3 minutes (9 s at a load of 8).
-for (const { route, label } of ROUTES) describeStore(`LeaseholdObject in workerd (${label})`, workerdStore(route), { modelRuns: 20, modelTimeout: 180_000 });
+if (!fastOnly) for (const { route, label } of ROUTES) describeStore(`LeaseholdObject in workerd (${label})`, workerdStore(route), { modelRuns: 20, modelTimeout: 180_000 });
 
 /** A PostgresStore in a schema of its own; reopening makes a new store over the same schema. */
 async function pgHarness(db: PgDatabase, options: ExecutionStoreOptions | undefined): Promise<StoreHarness> {
@@ -97,6 +98,7 @@ async function pgHarness(db: PgDatabase, options: ExecutionStoreOptions | undefi
 // Every call is a round trip: fewer model runs, more time.
 const roundTrips = { modelRuns: 50, modelTimeout: 300_000 };
 
-describeStore('PostgresStore on a PostgreSQL server (pg)', (options) => pgHarness(serverDatabase(), options), roundTrips);
-
-describeStore('PostgresStore on PGlite', async (options) => pgHarness(await pgliteDatabase(), options), roundTrips);
+if (!fastOnly) {
+  describeStore('PostgresStore on a PostgreSQL server (pg)', (options) => pgHarness(serverDatabase(), options), roundTrips);
+  describeStore('PostgresStore on PGlite', async (options) => pgHarness(await pgliteDatabase(), options), roundTrips);
+}

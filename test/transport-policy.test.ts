@@ -16,6 +16,7 @@ import type { Transport, TransportOptions } from '../src/transport/contract.js';
 import { SqliteTransport } from '../src/transport/sqlite.js';
 import { scratchDir } from './support/backends.js';
 import { pgliteDatabase, serverDatabase } from './support/postgres.js';
+import { unlessFast } from './support/servers.js';
 
 /** Opens transports on one database; `first` is a transport's first call (PostgreSQL opens the queue there). */
 interface Place {
@@ -57,8 +58,10 @@ const places: [string, () => Promise<Place>][] = [
       return openBetterSqliteDatabase(join(scratch.dir, 'q.db'));
     }),
   ],
-  ['PostgreSQL (pg)', postgres(async () => serverDatabase())],
-  ['PGlite', postgres(() => pgliteDatabase())],
+  ...unlessFast<[string, () => Promise<Place>]>([
+    ['PostgreSQL (pg)', postgres(async () => serverDatabase())],
+    ['PGlite', postgres(() => pgliteDatabase())],
+  ]),
 ];
 
 /** A transport, opened and used once (on PostgreSQL a refusal comes at the first call). */

@@ -321,7 +321,8 @@ class PgListener {
     if (this.#stopped || this.#channels.size === 0) return;
     const delay = this.#retryMs;
     this.#retryMs = Math.min(this.#retryMs * 2, 5_000);
-    setTimeout(async () => {
+    // The body catches everything it awaits: the promise never rejects, so nothing awaits it.
+    setTimeout(() => void (async () => {
       if (this.#stopped || this.#channels.size === 0) return;
       try {
         const client = await this.#connection();
@@ -332,7 +333,7 @@ class PgListener {
         this.#client = null;
         this.#reconnect();
       }
-    }, delay);
+    })(), delay);
   }
 
   async #release(): Promise<void> {

@@ -10,6 +10,9 @@ import { checkDuration, checkId, checkInteger, checkObject } from '../validate.j
 import { hostClone, hostNewId, hostScheduler } from './host.js';
 import type { EventBase, Handler, RuntimeOptions, Scheduler } from './types.js';
 
+/** How long a claim holds an event when `visibilityMs` is not given: 30 s, as in `consume()`. */
+export const DEFAULT_VISIBILITY_MS = 30_000;
+
 /** Every option resolved: defaults filled in, all checked. */
 export interface Config<X extends Execution> {
   store: ExecutionStore<X>;
@@ -67,8 +70,8 @@ export function resolveOptions<X extends Execution, E extends EventBase>(options
   checkMethods('options.transport', options.transport, TRANSPORT_METHODS);
   checkFunction('options.handler', options.handler, false);
   checkId('options.workerId', options.workerId);
-  checkDuration('options.visibilityMs', options.visibilityMs, true);
-  const visibilityMs = options.visibilityMs;
+  // The same default as consume()'s, so the two loops agree when neither is told.
+  const visibilityMs = duration('visibilityMs', options.visibilityMs, DEFAULT_VISIBILITY_MS, true);
   checkFunction('options.clock', options.clock, true);
   if (options.scheduler !== undefined) {
     checkMethods('options.scheduler', options.scheduler, ['setTimeout', 'clearTimeout']);

@@ -134,8 +134,8 @@ export interface RuntimeOptions<X extends Execution = Execution, E extends Event
   handler: Handler<X, E>;
   /** Names this worker in leases; unique among the workers sharing a transport. */
   workerId: string;
-  /** How long a claim holds an event before another worker may take it over (> 0). */
-  visibilityMs: number;
+  /** How long a claim holds an event before another worker may take it over (> 0). Default 30 s, as in `consume()`. */
+  visibilityMs?: number;
   /** Default `Date.now`. Use the same clock as the transport. */
   clock?: Clock;
   /**

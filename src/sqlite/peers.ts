@@ -16,13 +16,24 @@ export interface Peer {
 }
 
 /**
+ * The sqlite-wasm releases the whole test suite ran on, oldest first: the one place they are
+ * written. package.json's peer range is exactly these joined by `||` (every release is a
+ * `-buildN` prerelease to semver, so a range could not promise more without listing builds that
+ * do not exist yet), the install command names the last, and test/sqlite-peers.test.ts checks
+ * the range, the devDependency, the README and the example against this list. To test a newer
+ * release: `npm install -D -E @sqlite.org/sqlite-wasm@<version>`, `npm test`; if it passes,
+ * append it here and put the range that test asks for in package.json.
+ */
+export const SQLITE_WASM_TESTED = ['3.54.1-build1'] as const;
+
+/**
  * sqlite-wasm's `latest` dist-tag points at 3.41.2, which is too old (no Node build, no
- * `preserveOnInitFailure`), so the command names a version instead of relying on the tag.
+ * `preserveOnInitFailure`), so the command names a tested version instead of relying on the tag.
  */
 export const SQLITE_WASM: Peer = {
   name: '@sqlite.org/sqlite-wasm',
   usedBy: 'leasehold/sqlite-wasm and leasehold/browser',
-  install: 'npm install @sqlite.org/sqlite-wasm@3.54.1-build1',
+  install: `npm install @sqlite.org/sqlite-wasm@${SQLITE_WASM_TESTED[SQLITE_WASM_TESTED.length - 1]}`,
 };
 
 export const BETTER_SQLITE3: Peer = {

@@ -4,14 +4,16 @@
  * from Node, from CommonJS, and from a page built by `vite build` with `leasehold()` from
  * leasehold/vite and run in Chromium on OPFS.
  */
-import { createReadStream, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { repoRoot } from '../../scripts/pack.mjs';
 import { chromium } from 'playwright';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { chromiumArgs, findChromium } from '../../scripts/chromium.mjs';
-import { readmeInstallCommands, typecheckReadme } from './readme.ts';
+import { readmeInstallCommands, readmeTsBlocks, typecheckReadme } from './readme.ts';
 import { createApp, lastJson, node, SQLITE_WASM_VERSION } from './scratch.ts';
 
 let scratch = '';
@@ -62,11 +64,26 @@ describe('the tarball', () => {
   });
 });
 
-describe('the README, against the installed package', () => {
+describe('the README and docs/, against the installed package', () => {
   it('every ```ts block compiles against the package\'s declarations (strict, module nodenext)', async () => {
     const result = await typecheckReadme(app);
-    expect(result.files).toBeGreaterThanOrEqual(4);
+    // README's quick starts alone are 5; the docs' pages (browser, node-sqlite, postgres, cloudflare, …) hold more.
+    expect(result.files).toBeGreaterThanOrEqual(15);
     expect(result.output).toBe('');
+    expect(result.code).toBe(0);
+  });
+
+  it('the Runtime quick start runs as printed: it prints its result and exits', async () => {
+    const block = readmeTsBlocks().find((b) => b.code.includes('new Runtime('));
+    expect(block).toBeDefined();
+    mkdirSync(join(app, 'readme'), { recursive: true });
+    const file = join(app, 'readme', 'runtime-quick-start.ts');
+    writeFileSync(file, `${block!.code}\n`);
+    // tsx strips the types (Node 20 cannot); 'leasehold' resolves to the tarball installed in the app.
+    const tsx = pathToFileURL(join(repoRoot, 'node_modules/tsx/dist/esm/index.mjs')).href;
+    const result = await node(app, ['--import', tsx, file]);
+    expect(result.stderr.replace(/^.*ExperimentalWarning.*$/gm, '').trim()).toBe('');
+    expect(result.stdout.trim()).toBe('order-17 paid after 3 commits');
     expect(result.code).toBe(0);
   });
 
@@ -117,15 +134,24 @@ describe('installed from the tarball, in Node', () => {
     expect(out['sqlite-wasm']!.message).toContain(`npm install @sqlite.org/sqlite-wasm@${SQLITE_WASM_VERSION}`);
   });
 
-  it('a CommonJS require() of the library\'s entries fails with the ESM-only message that says what to do; leasehold/vite loads', async () => {
+  it('a CommonJS require() of every entry loads it on a Node that can require() an ES module', async () => {
     const result = await node(app, ['commonjs.cjs']);
-    const { 'leasehold/vite': vite, ...library } = lastJson(result.stdout) as Record<string, { code?: string; message?: string }>;
+    const loaded = lastJson(result.stdout) as Record<string, { loaded?: boolean; exports?: string[] }>;
+    expect(Object.keys(loaded)).toHaveLength(5);
+    for (const [entry, outcome] of Object.entries(loaded)) expect(outcome.loaded, entry).toBe(true);
+    expect(loaded.leasehold!.exports).toContain('InMemoryTransport');
+    expect(loaded['leasehold/vite']!.exports).toEqual(['leasehold']);
+  });
+
+  it('on a Node that cannot (before 20.19 and 22.12; here with require(esm) turned off), it fails with the message that says what to do', async () => {
+    const result = await node(app, ['--no-experimental-require-module', 'commonjs.cjs']);
+    const { 'leasehold/vite': _vite, ...library } = lastJson(result.stdout) as Record<string, { code?: string; message?: string }>;
     expect(Object.keys(library)).toHaveLength(4);
     for (const [entry, outcome] of Object.entries(library)) {
       expect(outcome.code, entry).toBe('ERR_LEASEHOLD_ESM_ONLY');
       expect(outcome.message).toContain("await import('leasehold')");
+      expect(outcome.message).toContain('Node 20.19+ and 22.12+');
     }
-    expect(vite).toEqual({ loaded: true, exports: ['leasehold'] });
   });
 });
 

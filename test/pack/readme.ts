@@ -1,18 +1,24 @@
 /**
- * The README as a user reads it: its TypeScript blocks, compiled against the installed
- * package's own declarations, and its install commands.
+ * The README and docs/ as a user reads them: their TypeScript blocks, compiled against the
+ * installed package's own declarations, and the README's install commands.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../../scripts/pack.mjs';
 import { node } from './scratch.ts';
 
 const readme = (): string => readFileSync(join(repoRoot, 'README.md'), 'utf8');
 
-/** Every ```ts block of README.md, with the line its code starts on. */
-export function readmeTsBlocks(): { line: number; code: string }[] {
+/** README.md and every page of docs/, as paths from the repository's root. */
+export function documentedPages(): string[] {
+  const docs = readdirSync(join(repoRoot, 'docs')).filter((name) => name.endsWith('.md')).sort();
+  return ['README.md', ...docs.map((name) => `docs/${name}`)];
+}
+
+/** Every ```ts block of `page` (README.md by default), with the line its code starts on. */
+export function readmeTsBlocks(page = 'README.md'): { line: number; code: string }[] {
   const blocks: { line: number; code: string }[] = [];
-  const lines = readme().split('\n');
+  const lines = readFileSync(join(repoRoot, page), 'utf8').split('\n');
   for (let i = 0; i < lines.length; i++) {
     if (lines[i]!.trim() !== '```ts') continue;
     const start = i + 1;
@@ -34,7 +40,7 @@ export function readmeInstallCommands(): string[][] {
 const STRICT = { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: [], strict: true, noEmit: true };
 
 /**
- * Writes each README block as its own module into `<app>/readme/` and compiles them with a
+ * Writes each block of the README and docs/ as its own module into `<app>/readme/` and compiles them with a
  * strict tsconfig of the kind an ESM app has (module nodenext, so the package's `exports` and
  * its .d.ts files are what resolve); then compiles the installed package's own declarations
  * with nothing skipped (the blocks' run skips library files: Vite's alone take most of a
@@ -43,8 +49,15 @@ const STRICT = { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodene
 export async function typecheckReadme(app: string): Promise<{ code: number; output: string; files: number }> {
   const dir = join(app, 'readme');
   mkdirSync(dir, { recursive: true });
-  const blocks = readmeTsBlocks();
-  blocks.forEach((block, i) => writeFileSync(join(dir, `block-${i + 1}-line-${block.line}.ts`), `${block.code}\n`));
+  // One module per block, named for its page and line, so tsc's errors point at the doc.
+  let files = 0;
+  for (const page of documentedPages()) {
+    const prefix = page.replace(/\.md$/, '').replace(/\W/g, '-');
+    readmeTsBlocks(page).forEach((block, i) => {
+      writeFileSync(join(dir, `${prefix}-block-${i + 1}-line-${block.line}.ts`), `${block.code}\n`);
+      files++;
+    });
+  }
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...STRICT, noUncheckedIndexedAccess: true, skipLibCheck: true }, include: ['*.ts'] }));
   // leasehold/vite's declarations are left out here: they are Vite's types, checked by the blocks' run.
   // So is the Durable Object class (leasehold/durable-object): it extends the runtime's own
@@ -63,5 +76,5 @@ export async function typecheckReadme(app: string): Promise<{ code: number; outp
     code ||= result.code;
     outputs.push((result.stdout + result.stderr).trim());
   }
-  return { code, output: outputs.filter(Boolean).join('\n'), files: blocks.length };
+  return { code, output: outputs.filter(Boolean).join('\n'), files };
 }

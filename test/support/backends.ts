@@ -14,6 +14,7 @@ import { SqliteTransport } from '../../src/transport/sqlite.js';
 import type { TransportCaps, TransportHarness } from '../conformance/transport.js';
 import { ROUTES, workerdTransport } from './workerd-backends.js';
 import { pgliteDatabase, releaseSchema, serverDatabase, takeSchema } from './postgres.js';
+import { unlessFast } from './servers.js';
 
 /** A scratch directory for database files, removed by the returned function. */
 export function scratchDir(): { dir: string; remove: () => void } {
@@ -114,7 +115,7 @@ export const transportBackends: TransportBackend[] = [
     },
   },
   // A LeaseholdObject in the real workerd (SQLite storage on disk), over HTTP, WebSocket calls and Workers RPC.
-  ...ROUTES.map(({ route, label }): TransportBackend => ({
+  ...unlessFast<TransportBackend>([...ROUTES.map(({ route, label }): TransportBackend => ({
     name: `LeaseholdObject in workerd (${label})`,
     caps: { json: true, persistent: true, namedQueues: true },
     runs: 12,
@@ -133,5 +134,5 @@ export const transportBackends: TransportBackend[] = [
     caps: { json: true, persistent: true, namedQueues: true },
     runs: 75,
     make: async (options) => pgHarness(await pgliteDatabase(), options),
-  },
+  }]),
 ];

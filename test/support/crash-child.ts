@@ -18,7 +18,7 @@ const store = new SqliteStore(db);
 const say = (line: string) => new Promise<void>((resolve) => process.stdout.write(`${line}\n`, () => resolve()));
 
 const exe = (await store.load('stream')) ?? { id: 'stream', version: 0, n: 0 };
-say('READY');
+await say('READY');
 for (let n = (exe.n as number) + 1; ; n++) {
   const seq = await transport.publish(`g${n % 5}`, { n });
   await say(`P ${n} ${seq}`);

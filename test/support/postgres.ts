@@ -5,10 +5,10 @@
  */
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { inject } from 'vitest';
 import type { PgDatabase } from '../../src/postgres/driver.js';
 import { fromPg } from '../../src/postgres/pg.js';
 import { fromPglite } from '../../src/postgres/pglite.js';
+import { pgUrl, startedUrl } from './servers.js';
 
 let pool: pg.Pool | undefined;
 let server: PgDatabase | undefined;
@@ -16,14 +16,28 @@ let embedded: Promise<PgDatabase> | undefined;
 let schemas = 0;
 
 /**
- * The run's PostgreSQL server (see postgres-setup.ts), through a pool, with the calls of this
- * test file applied in the order they are made (see {@link inIssueOrder}).
+ * The run's PostgreSQL server (see servers-global.ts), through a pool, with the calls of this
+ * test file applied in the order they are made (see {@link inIssueOrder}). The server starts on
+ * the first call made through it, not here: the shared backend lists name it without starting it.
  */
 export function serverDatabase(): PgDatabase {
   if (!server) {
-    // allowExitOnIdle: the test worker may exit without ending the pool.
-    pool = new pg.Pool({ connectionString: inject('pgUrl'), max: 8, allowExitOnIdle: true });
-    server = inIssueOrder(fromPg(pool));
+    const real = pgUrl().then((connectionString) => {
+      // allowExitOnIdle: the test worker may exit without ending the pool.
+      pool = new pg.Pool({ connectionString, max: 8, allowExitOnIdle: true });
+      return fromPg(pool);
+    });
+    let ready: PgDatabase | undefined;
+    void real.then((db) => (ready = db), () => {});
+    server = inIssueOrder({
+      label: 'the PostgreSQL server of the test run',
+      query: async (text, params) => (await real).query(text, params),
+      transaction: async (body) => (await real).transaction(body),
+      listen: async (channel, onNotice) => (await real).listen(channel, onNotice),
+      // A notice follows a committed change, so by then the pool exists.
+      notify: (channel) => ready?.notify?.(channel),
+      close: async () => (await real).close(),
+    });
   }
   return server;
 }
@@ -59,9 +73,12 @@ export function inIssueOrderGate(): (db: PgDatabase) => PgDatabase {
   });
 }
 
-/** A pool of its own on the run's server, for tests that need several independent clients. */
+/**
+ * A pool of its own on the run's server, for tests that need several independent clients.
+ * @throws Error unless `await pgUrl()` has started the server (server-only files do it at the top).
+ */
 export function newServerPool(max = 4): pg.Pool {
-  return new pg.Pool({ connectionString: inject('pgUrl'), max, allowExitOnIdle: true });
+  return new pg.Pool({ connectionString: startedUrl('pg'), max, allowExitOnIdle: true });
 }
 
 /** An in-memory PGlite shared by the file (creating one costs seconds of WASM start-up). */

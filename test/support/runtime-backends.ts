@@ -15,6 +15,7 @@ import type { PgDatabase } from '../../src/postgres/driver.js';
 import { PostgresStore } from '../../src/postgres/store.js';
 import { PostgresTransport } from '../../src/postgres/transport.js';
 import { pgliteDatabase, releaseSchema, serverDatabase, takeSchema } from './postgres.js';
+import { unlessFast } from './servers.js';
 
 export interface RuntimeBackends {
   store: ExecutionStore;
@@ -54,7 +55,9 @@ async function pgPair(db: PgDatabase, { clock, maxAttempts }: { clock: Clock; ma
 const overConnection: RuntimeSuiteCaps = { settlesInProcess: false };
 
 /** `runs`: random runs the model check can afford on a pair (default: its own table); `timeout`: its time limit. */
-export const runtimeBackendPairs: { name: string; make: MakeRuntimeBackends; caps?: RuntimeSuiteCaps; runs?: number; timeout?: number }[] = [
+type RuntimeBackendPair = { name: string; make: MakeRuntimeBackends; caps?: RuntimeSuiteCaps; runs?: number; timeout?: number };
+
+export const runtimeBackendPairs: RuntimeBackendPair[] = [
   {
     name: 'InMemoryStore + InMemoryTransport',
     async make({ clock, maxAttempts }) {
@@ -78,7 +81,7 @@ export const runtimeBackendPairs: { name: string; make: MakeRuntimeBackends; cap
       };
     },
   },
-  ...ROUTES.map(({ route, label }) => ({ name: `a LeaseholdObject in workerd (${label})`, make: workerdRuntime(route), caps: { settlesInProcess: false }, runs: 8 })),
+  ...unlessFast<RuntimeBackendPair>([...ROUTES.map(({ route, label }) => ({ name: `a LeaseholdObject in workerd (${label})`, make: workerdRuntime(route), caps: { settlesInProcess: false }, runs: 8 })),
   {
     name: 'PostgresStore + PostgresTransport on a PostgreSQL server (pg)',
     make: (options) => pgPair(serverDatabase(), options),
@@ -92,5 +95,5 @@ export const runtimeBackendPairs: { name: string; make: MakeRuntimeBackends; cap
     caps: overConnection,
     runs: 20,
     timeout: 300_000,
-  },
+  }]),
 ];

@@ -1,18 +1,18 @@
 /**
  * The Durable Object backends, as entries of the shared backend lists: a `LeaseholdObject` in the
- * real workerd started by the global setup, reached through `connectLeasehold` over HTTP, or
+ * real workerd the run starts on first use (test/support/servers.ts), reached through `connectLeasehold` over HTTP, or
  * through a Worker that calls the object over Workers RPC. Every test gets a fresh object; the
  * manual clock's reading and the object's options travel with each call, added to the body by
  * the client's `fetch` option and read by the test Worker's subclass (test/workerd/worker.ts).
  */
 import { WebSocket } from 'ws';
-import { inject } from 'vitest';
 import { ManualClock, type Clock } from '../../src/clock.js';
 import { connectLeasehold, type LeaseholdClient } from '../../src/durable-object/client.js';
 import { checkObjectOptions, type ObjectOptions } from '../../src/durable-object/core.js';
 import type { TransportHarness } from '../conformance/transport.js';
 import type { StoreHarness } from '../conformance/store-harness.js';
 import type { RuntimeBackends } from './runtime-backends.js';
+import { startedUrl, workerdUrl } from './servers.js';
 
 /**
  * How a test reaches the object: `/q/…` is the object's own endpoint, by `POST /call` or (`ws`)
@@ -33,7 +33,7 @@ export function freshObject(prefix: string): string {
 }
 
 /** The base URL of object `name` on `route` of the shared workerd (or of `base`). */
-export function objectUrl(route: Route, name: string, base = inject('workerdUrl')): string {
+export function objectUrl(route: Route, name: string, base = startedUrl('workerd')): string {
   return `${base}/${route === 'ws' ? 'q' : route}/${name}`;
 }
 
@@ -54,12 +54,13 @@ export function connect(route: Route, name: string, clock: Clock | undefined, op
 }
 
 /** Drops the object's instance, so the next call builds a new one from its storage (a test hook). */
-export async function resetObject(name: string, base = inject('workerdUrl')): Promise<void> {
+export async function resetObject(name: string, base = startedUrl('workerd')): Promise<void> {
   await fetch(`${base}/q/${name}/abort`, { method: 'POST' }).then((r) => r.text());
 }
 
 export function workerdTransport(route: Route) {
   return async (options: { maxAttempts?: number }): Promise<TransportHarness> => {
+    await workerdUrl();
     const clock = new ManualClock(1_000_000);
     const name = freshObject('transport');
     let client = connect(route, name, clock.now, checkObjectOptions(options));
@@ -85,6 +86,7 @@ export function workerdStore(route: Route) {
     // The store's constructor checks run in the object; checking here first rejects bad options
     // with the same errors before any request.
     const objectOptions = checkObjectOptions(options ?? {});
+    await workerdUrl();
     const name = freshObject('store');
     let client = connect(route, name, undefined, objectOptions);
     const harness: StoreHarness = {
@@ -109,6 +111,7 @@ export function workerdStore(route: Route) {
 
 export function workerdRuntime(route: Route) {
   return async ({ clock, maxAttempts }: { clock: Clock; maxAttempts?: number }): Promise<RuntimeBackends> => {
+    await workerdUrl();
     const client = connect(route, freshObject('runtime'), clock, maxAttempts === undefined ? {} : { maxAttempts });
     return { store: client.store, transport: client.transport, dispose: () => client.close() };
   };
