@@ -162,10 +162,12 @@ class Consuming<E> implements Consumer {
    * every claim back until its time, and `rate` bounds the starts in any window.
    */
   #room(): { room: number; waitMs: number } {
+    const rate = this.#cfg.rate;
+    // The common case reads no clock: nothing was ever held back and no rate is set.
+    if (rate === null && this.#pausedUntil === -Infinity) return { room: Infinity, waitMs: 0 };
     const now = this.#now();
     // Inclusive, as a park is: held through its last millisecond.
     if (now <= this.#pausedUntil) return { room: 0, waitMs: this.#pausedUntil - now + 1 };
-    const rate = this.#cfg.rate;
     if (rate === null) return { room: Infinity, waitMs: 0 };
     while (this.#starts.length > 0 && this.#starts[0]! <= now - rate.perMs) this.#starts.shift();
     const room = rate.max - this.#starts.length;

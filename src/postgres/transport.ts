@@ -8,7 +8,7 @@
  */
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
 import { Listeners } from '../transport/notifier.js';
-import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkReason, checkSeq, checkTransportOptions, queuePolicy } from '../transport/shared.js';
+import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkReason, checkSeq, checkTransportOptions, checkQueuePolicy } from '../transport/shared.js';
 import type {
   AckAndClaimManyResult,
   AckManyResult,
@@ -155,7 +155,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
       await this.#db.query(`UPDATE ${s}.lh_queues SET on_dead_letter = $2 WHERE id = $1 AND on_dead_letter IS NULL`, [id, this.#requestedPolicy]);
       [{ on_dead_letter: policy }] = (await this.#db.query<{ on_dead_letter: DeadLetterPolicy }>(`SELECT on_dead_letter FROM ${s}.lh_queues WHERE id = $1`, [id])) as [{ on_dead_letter: DeadLetterPolicy }];
     }
-    if (policy !== null) queuePolicy(this.#queueName, policy, this.#requestedPolicy);
+    if (policy !== null) checkQueuePolicy(this.#queueName, policy, this.#requestedPolicy);
     // The claims sequence's OID is unique in the database: a channel no other queue or schema shares.
     return { id, seqs: Number(seqs), claims: Number(claims), channel: `lh_${claims}` };
   }

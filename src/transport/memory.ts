@@ -403,10 +403,8 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   #unhold(group: Group<E>): void {
     group.heldBy = null;
     this.#heldCount--;
-    const head = group.fifo[group.head]!;
-    head.attempt = 0;
-    head.holder = null;
-    head.expiry = null;
+    // The head was never delivered (a redriven letter comes back at attempt 0, and messages
+    // behind a head are untouched until they become it): only its own delay can hold it.
     this.#headChanged(group);
     this.#listeners.notify();
   }

@@ -11,9 +11,9 @@ import { type ClaimManyOptions, type ClaimOptions, DEFAULT_QUEUE, type DeadLette
 export const MIN_PRIORITY = 0;
 
 /**
- * The lock a held group's row carries (`locked_until`, SQL) or its heap key (memory): later than
- * any clock reading, so a claim passes the group over as it passes a parked one, with no new
- * condition on the claim's path.
+ * The lock a held group's row carries (`locked_until`, SQL): later than any clock reading, so a
+ * claim's walk passes the group over as it passes a parked one, with no new condition on the
+ * claim's path. (The in-memory transport keeps a held group out of its heaps instead.)
  */
 export const HELD = Number.MAX_SAFE_INTEGER;
 export const MAX_PRIORITY = 4;
@@ -116,17 +116,16 @@ export function checkTransportOptions(options: TransportOptions | undefined): { 
 
 /**
  * Checks the policy a transport asked for (`requested`, null when left out) against the one its
- * queue keeps (`stored`, once some transport named one); returns the queue's.
+ * queue keeps (`stored`, once some transport named one).
  * @throws LeaseholdError QUEUE_MISMATCH when the two differ.
  */
-export function queuePolicy(queue: string, stored: DeadLetterPolicy, requested: DeadLetterPolicy | null): DeadLetterPolicy {
+export function checkQueuePolicy(queue: string, stored: DeadLetterPolicy, requested: DeadLetterPolicy | null): void {
   if (requested !== null && requested !== stored) {
     throw new LeaseholdError(
       'QUEUE_MISMATCH',
       `queue ${JSON.stringify(queue)} keeps onDeadLetter ${JSON.stringify(stored)}, and this transport asked for ${JSON.stringify(requested)}: every process and tab of one queue works by the queue's policy; leave the option out to take it, or use another queue`,
     );
   }
-  return stored;
 }
 
 /** Checks the optional `reason` of a reject: like an id, a non-empty string of well-formed Unicode. */

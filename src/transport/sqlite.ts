@@ -34,7 +34,7 @@ import {
   HELD,
   headState,
   type PublishArgs,
-  queuePolicy,
+  checkQueuePolicy,
   waitingState,
 } from './shared.js';
 import { Listeners } from './notifier.js';
@@ -240,7 +240,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     this.#queue = db.transaction(() => {
       db.prepare('INSERT OR IGNORE INTO lh_counters (name, last_seq, claims) VALUES (?, 0, 0)').run(queue);
       const row = db.prepare('SELECT queue_id, on_dead_letter FROM lh_counters WHERE name = ?').get<{ queue_id: number; on_dead_letter: DeadLetterPolicy | null }>(queue)!;
-      if (row.on_dead_letter !== null) queuePolicy(queue, row.on_dead_letter, onDeadLetter);
+      if (row.on_dead_letter !== null) checkQueuePolicy(queue, row.on_dead_letter, onDeadLetter);
       else if (onDeadLetter !== null) db.prepare('UPDATE lh_counters SET on_dead_letter = ? WHERE queue_id = ?').run(onDeadLetter, row.queue_id);
       return row.queue_id;
     });
