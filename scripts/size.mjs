@@ -28,8 +28,9 @@ import { sharedAliases } from '../vite.config.ts';
 // error message whole rather than shave them, and moved the budget to 9 kB; `npm test` runs this
 // script, so growing past it is a decision someone makes, not a drift nobody sees. The
 // offline-first calls (a dead letter holding its group, reject, release, discard) added 0.3 kB
-// more (9.3 kB): kept whole too, and the budget moved to 9.5 kB.
-const TARGETS = { core: 9_500, browserEntry: 15_000 };
+// more (9.3 kB): kept whole too, and the budget moved to 9.5 kB. A keyed publish that replaces or
+// merges (RFC 7396) the queued message added 0.2 kB (9.7 kB): the budget moved to 10 kB.
+const TARGETS = { core: 10_000, browserEntry: 15_000 };
 /**
  * Gzipped bytes each published entry may weigh, whole, a little above its figure when the
  * budget was set (in the comment: min / gzip, 2026-12-02), so growth is a decision, not a drift.

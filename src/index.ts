@@ -23,6 +23,8 @@ export type {
   ClaimManyOptions,
   ClaimOptions,
   DeadLetter,
+  DeadLetterPolicy,
+  DuplicatePolicy,
   GroupSnapshot,
   Lease,
   MessageSnapshot,

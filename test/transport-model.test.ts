@@ -16,6 +16,7 @@ interface PublishSpec {
   priority: number;
   key: number | null;
   delay: number | null;
+  onDuplicate: 'skip' | 'replace' | 'merge';
 }
 
 type Command =
@@ -39,7 +40,13 @@ type Command =
 // (in flight while expiry >= now) is where off-by-one bugs live.
 const durations = fc.constantFrom(1, 5, 10, 20);
 
-const publishSpec = { group: fc.nat(4), priority: fc.nat(4), key: fc.option(fc.nat(2), { freq: 3 }), delay: fc.option(durations, { freq: 4 }) };
+const publishSpec = {
+  group: fc.nat(4),
+  priority: fc.nat(4),
+  key: fc.option(fc.nat(2), { freq: 3 }),
+  delay: fc.option(durations, { freq: 4 }),
+  onDuplicate: fc.constantFrom('skip' as const, 'replace' as const, 'merge' as const),
+};
 
 const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('publish' as const), ...publishSpec }) },
@@ -66,9 +73,17 @@ const command: fc.Arbitrary<Command> = fc.oneof(
 function publishArgs(spec: PublishSpec, n: number, now: number) {
   const groupId = `g${spec.group}`;
   const key = spec.key === null ? null : `k${spec.key}`;
-  const event = { group: groupId, n };
-  const options = { priority: spec.priority, ...(key === null ? {} : { key }), ...(spec.delay === null ? {} : { delayMs: spec.delay }) };
-  const model: [string, unknown, number, string | null, number | null] = [groupId, event, spec.priority, key, spec.delay === null ? null : now + spec.delay];
+  // Members that a merge adds, replaces or (null) removes.
+  const event = { group: groupId, n, [`f${n % 3}`]: n % 2 === 0 ? n : null };
+  const onDuplicate = key === null ? 'skip' : spec.onDuplicate;
+  const options = {
+    priority: spec.priority,
+    ...(key === null ? {} : { key, onDuplicate }),
+    ...(spec.delay === null ? {} : { delayMs: spec.delay }),
+  };
+  const model: [string, unknown, number, string | null, number | null, typeof onDuplicate, number] = [
+    groupId, event, spec.priority, key, spec.delay === null ? null : now + spec.delay, onDuplicate, now,
+  ];
   return [{ groupId, event, options }, model] as const;
 }
 
@@ -195,7 +210,7 @@ describe.each(transportBackends)('model-based: $name', (backend) => {
                   break;
               }
               const snapshot = await t.inspect();
-              expect(snapshot.groups.map(({ messages, ...g }) => ({ ...g, messages: messages.map(({ event: _e, groupId: _g, ...m }) => m) }))).toEqual(
+              expect(snapshot.groups.map(({ messages, ...g }) => ({ ...g, messages: messages.map(({ groupId: _g, ...m }) => m) }))).toEqual(
                 model.view(snapshot.now),
               );
               expect(snapshot.deadLetters.map((d) => [d.seq, d.attempt, d.reason])).toEqual(model.dead.map((d) => [d.seq, d.attempt, d.reason]));

@@ -165,16 +165,17 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   async publish(groupId: string, event: E, options?: PublishOptions): Promise<number> {
-    const { priority, key, delayMs } = checkPublish(groupId, options);
+    const { priority, key, delayMs, onDuplicate } = checkPublish(groupId, options);
     checkIndexedId('groupId', groupId);
     if (key !== null) checkIndexedId('options.key', key);
     const json = toJson('event', event);
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
-    const [row] = await this.#db.query<{ seq: string }>(`SELECT ${this.#fn('lh_publish', 9)} AS seq`, [
-      q.id, q.seqs, encodeId(groupId), json, priority, key === null ? null : encodeId(key), delayMs, now, q.channel,
-    ]);
+    const args = [q.id, q.seqs, encodeId(groupId), json, priority, key === null ? null : encodeId(key), delayMs, now, q.channel];
+    const [row] = await (onDuplicate === 'skip'
+      ? this.#db.query<{ seq: string }>(`SELECT ${this.#fn('lh_publish', 9)} AS seq`, args)
+      : this.#db.query<{ seq: string }>(`SELECT ${this.#fn('lh_publish_keyed', 10)} AS seq`, [...args, onDuplicate]));
     this.#changed(null);
     return Number(row!.seq);
   }
@@ -183,7 +184,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const checked = checkPublishItems<E>(items).map(({ groupId, event, args }, i) => {
       checkIndexedId(`items[${i}].groupId`, groupId);
       if (args.key !== null) checkIndexedId(`items[${i}].options.key`, args.key);
-      return [encodeId(groupId), toJson(`items[${i}].event`, event), args.priority, args.key === null ? null : encodeId(args.key), args.delayMs];
+      return [encodeId(groupId), toJson(`items[${i}].event`, event), args.priority, args.key === null ? null : encodeId(args.key), args.delayMs, args.onDuplicate];
     });
     this.#ensureOpen();
     if (checked.length === 0) return [];

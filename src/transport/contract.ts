@@ -61,15 +61,36 @@ export interface Lease<E = unknown> {
   readonly queue?: string;
 }
 
+/** See {@link PublishOptions.onDuplicate}. */
+export type DuplicatePolicy = 'skip' | 'replace' | 'merge';
+
 /** Options of {@link Transport.publish}. */
 export interface PublishOptions {
   /** 0–4 (integer), default 0. Only the publish that creates the group sets its priority. */
   priority?: number;
   /**
    * Idempotency key: while a message with the same `(groupId, key)` is still queued (ready,
-   * leased or parked), publish returns that message's seq and inserts nothing.
+   * leased, parked, delayed or held), a publish with the same key does what `onDuplicate` says
+   * instead of appending a second message.
    */
   key?: string;
+  /**
+   * What a publish whose `key` matches a queued message does (default `'skip'`); only with `key`.
+   * - `'skip'`: nothing; it returns the queued message's seq.
+   * - `'replace'`: the new event takes the queued one's place: same seq, same place in its group,
+   *   same attempts; it returns that seq.
+   * - `'merge'`: the new event is applied to the queued one as a JSON Merge Patch (RFC 7396: an
+   *   object's members are merged recursively, a `null` member removes one, anything else
+   *   replaces the whole): same seq, place and attempts; it returns that seq.
+   *
+   * A queued message under a live lease (its worker may have sent it already) is never changed:
+   * `'replace'` and `'merge'` then append the new event as a new message behind it, the key moves
+   * to the new message, and the call returns its seq. A message whose lease ran out, not claimed
+   * again, is changed, and its late holder loses the lease (its ack is a `LeaseLostError`), since
+   * its work was on the old event. Other options (`priority`, `delayMs`) apply only when a new
+   * message is appended.
+   */
+  onDuplicate?: DuplicatePolicy;
   /**
    * Hold the message for this many milliseconds (finite, ≥ 0; default 0): it is not deliverable
    * while `now <= publishedAt + delayMs`, exactly as a park of `delayMs` would hold it. FIFO still

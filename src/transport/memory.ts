@@ -19,6 +19,7 @@ import {
   checkPublish,
   checkPublishItems,
   checkSeq,
+  mergePatch,
   checkTransportOptions,
   headState,
   MAX_PRIORITY,
@@ -49,8 +50,10 @@ import { type HeapItem, MinHeap } from './heap.js';
 interface Message<E> {
   readonly seq: number;
   readonly groupId: string;
-  readonly event: E;
-  readonly key: string | null;
+  /** Replaced or merged into by a publish with the same key and `onDuplicate`, while queued. */
+  event: E;
+  /** Cleared when a publish with the same key moves it to a new message (this one under a live lease). */
+  key: string | null;
   /** Not deliverable while the clock reads ≤ this (a delayed publish); null: no delay. */
   readonly notBefore: number | null;
   attempt: number;
@@ -140,10 +143,26 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     return args.delayMs > 0 ? readClock(this.#clock) + args.delayMs : null;
   }
 
-  #publish(groupId: string, event: E, { priority, key }: PublishArgs, notBefore: number | null): number {
-    const existing = key === null ? undefined : this.#groups.get(groupId)?.keys.get(key);
-    if (existing) return existing.seq;
-    return this.#append(groupId, event, priority, key, notBefore);
+  #publish(groupId: string, event: E, { priority, key, onDuplicate }: PublishArgs, notBefore: number | null): number {
+    const group = key === null ? undefined : this.#groups.get(groupId);
+    const existing = group?.keys.get(key!);
+    if (!existing) return this.#append(groupId, event, priority, key, notBefore);
+    if (onDuplicate === 'skip') return existing.seq;
+    if (existing.holder !== null) {
+      if (existing.expiry! >= readClock(this.#clock)) {
+        // Under a live lease, maybe on the wire already: the new event goes behind it, with the key.
+        existing.key = null;
+        group!.keys.delete(key!);
+        return this.#append(groupId, event, priority, key, notBefore);
+      }
+      // The lease ran out: the late holder worked on the old event, so its ack must not count.
+      existing.holder = null;
+      existing.expiry = null;
+      this.#markFree(group!);
+    }
+    existing.event = onDuplicate === 'replace' ? event : (mergePatch(existing.event, event) as E);
+    this.#listeners.notify();
+    return existing.seq;
   }
 
   async claim(workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {

@@ -6,7 +6,7 @@
  */
 import { checkDuration, checkId, checkInteger, checkObject } from '../validate.js';
 import { LeaseholdError } from '../errors.js';
-import { type ClaimManyOptions, type ClaimOptions, DEFAULT_QUEUE, type DeadLetterPolicy, type Lease, MAX_BATCH, type MessageSnapshot, type PublishOptions, type TransportOptions } from './contract.js';
+import { type ClaimManyOptions, type ClaimOptions, DEFAULT_QUEUE, type DeadLetterPolicy, type DuplicatePolicy, type Lease, MAX_BATCH, type MessageSnapshot, type PublishOptions, type TransportOptions } from './contract.js';
 
 export const MIN_PRIORITY = 0;
 
@@ -23,7 +23,10 @@ export interface PublishArgs {
   priority: number;
   key: string | null;
   delayMs: number;
+  onDuplicate: DuplicatePolicy;
 }
+
+const DUPLICATE_POLICIES: readonly DuplicatePolicy[] = ['skip', 'replace', 'merge'];
 
 /** Checks one publish; `at` prefixes argument names in messages (`items[3].` in a batch). */
 export function checkPublish(groupId: unknown, options: PublishOptions | undefined, at = ''): PublishArgs {
@@ -35,7 +38,14 @@ export function checkPublish(groupId: unknown, options: PublishOptions | undefin
   if (key !== undefined) checkId(`${at}options.key`, key);
   const delayMs = options?.delayMs ?? 0;
   checkDuration(`${at}options.delayMs`, delayMs, false);
-  return { priority, key: key ?? null, delayMs };
+  const onDuplicate: unknown = options?.onDuplicate ?? 'skip';
+  if (!DUPLICATE_POLICIES.includes(onDuplicate as DuplicatePolicy)) {
+    throw new RangeError(`${at}options.onDuplicate must be 'skip', 'replace' or 'merge', got ${JSON.stringify(onDuplicate) ?? String(onDuplicate)}`);
+  }
+  if (onDuplicate !== 'skip' && key === undefined) {
+    throw new TypeError(`${at}options.onDuplicate ${JSON.stringify(onDuplicate)} needs options.key: it says what to do with the queued message of the same key`);
+  }
+  return { priority, key: key ?? null, delayMs, onDuplicate: onDuplicate as DuplicatePolicy };
 }
 
 /** Checks a `publishMany` batch whole, before anything is written. */
@@ -150,4 +160,28 @@ export function headState(holder: string | null, expiry: number | null, attempt:
 /** The state at `now` of a message behind its group's head: it waits its turn, and maybe its time. */
 export function waitingState(notBefore: number | null, now: number): MessageSnapshot['state'] {
   return notBefore !== null && notBefore >= now ? 'delayed' : 'ready';
+}
+
+/**
+ * `patch` applied to `target` as a JSON Merge Patch (RFC 7396), as a new value: neither input is
+ * changed, and members of `target` the patch leaves alone are kept (the same objects). Every
+ * backend merges by this one function, so a merge gives the same event everywhere.
+ */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isPlainObject(patch)) return patch;
+  const result: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
+  for (const [name, value] of Object.entries(patch)) {
+    if (value === null) {
+      delete result[name];
+      continue;
+    }
+    // defineProperty, not `=`: a member named `__proto__` (JSON.parse makes one) stays a member.
+    const merged = mergePatch(Object.hasOwn(result, name) ? result[name] : undefined, value);
+    Object.defineProperty(result, name, { value: merged, writable: true, enumerable: true, configurable: true });
+  }
+  return result;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

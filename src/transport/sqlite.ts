@@ -32,6 +32,7 @@ import {
   checkSeq,
   checkTransportOptions,
   HELD,
+  mergePatch,
   headState,
   type PublishArgs,
   checkQueuePolicy,
@@ -74,6 +75,13 @@ interface MessageRow {
   key: string | null;
   not_before: number | null;
 }
+interface KeyedRow {
+  seq: number;
+  event: string;
+  holder: string | null;
+  locked_until: number | null;
+  is_head: number;
+}
 interface DeadRow {
   seq: number;
   group_id: string;
@@ -92,7 +100,7 @@ interface StatsRow {
 }
 
 type StatementName =
-  | 'findKey' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'claimGroup' | 'head' | 'buryHead' | 'deleteMessage'
+  | 'findKey' | 'findKeyed' | 'setEvent' | 'dropKey' | 'fenceHead' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'claimGroup' | 'head' | 'buryHead' | 'deleteMessage'
   | 'ackHead' | 'releaseHead' | 'extendHead' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter'
   | 'redriveMessage' | 'countMessages' | 'countGroups' | 'countDead' | 'findSeq' | 'renumberUnclaimed'
   | 'claimable' | 'setClaims' | 'holds' | 'policy' | 'releaseKeep' | 'holdGroup' | 'heldSeq' | 'unhold' | 'dropEmptyGroup' | 'restoreMessage';
@@ -153,6 +161,16 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     const held = 'queue_id = ? AND group_id = ? AND holder = ? AND head_attempt = ? AND ? = (SELECT seq FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1)';
     this.#sql = {
       findKey: p('SELECT seq FROM lh_messages WHERE queue_id = ? AND group_id = ? AND key = ?'),
+      // A replace or merge needs the keyed message's event and whether it is a leased head (queue, group, key).
+      findKeyed: p(
+        'SELECT m.seq, m.event, g.holder, g.locked_until, m.seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = m.queue_id AND group_id = m.group_id) AS is_head ' +
+          'FROM lh_messages m JOIN lh_groups g ON g.queue_id = m.queue_id AND g.group_id = m.group_id WHERE m.queue_id = ? AND m.group_id = ? AND m.key = ?',
+      ),
+      setEvent: p('UPDATE lh_messages SET event = ? WHERE queue_id = ? AND group_id = ? AND seq = ?'),
+      dropKey: p('UPDATE lh_messages SET key = NULL WHERE queue_id = ? AND group_id = ? AND seq = ?'),
+      // A head whose lease ran out, changed by a replace or merge: its late holder's lease no
+      // longer holds (the claim will count the attempt it had, as after any lapse).
+      fenceHead: p('UPDATE lh_groups SET holder = NULL, locked_until = NULL WHERE queue_id = ? AND group_id = ?'),
       insertMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event, key, not_before) SELECT ?, ?, last_seq + 1, ?, ?, ? FROM lh_counters WHERE queue_id = ? RETURNING seq'),
       // A new group's head is its first message: held by that message's delay, if any.
       insertGroup: p('INSERT OR IGNORE INTO lh_groups (queue_id, group_id, priority, first_seq, locked_until) VALUES (?, ?, ?, ?, ?)'),
@@ -552,12 +570,23 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   }
 
   /** The body of one publish, inside the caller's transaction. */
-  #publish(groupId: string, json: string, { priority, key, delayMs }: PublishArgs, now: number): number {
+  #publish(groupId: string, json: string, { priority, key, delayMs, onDuplicate }: PublishArgs, now: number): number {
     const sql = this.#sql;
     const queue = this.#queue;
-    if (key !== null) {
+    if (key !== null && onDuplicate === 'skip') {
       const existing = sql.findKey.get<{ seq: number }>(queue, groupId, key);
       if (existing) return existing.seq;
+    } else if (key !== null) {
+      const existing = sql.findKeyed.get<KeyedRow>(queue, groupId, key);
+      if (existing && existing.is_head && existing.holder !== null && existing.locked_until! >= now) {
+        // Under a live lease, maybe on the wire already: the new event goes behind it, with the key.
+        sql.dropKey.run(queue, groupId, existing.seq);
+      } else if (existing) {
+        if (existing.is_head && existing.holder !== null) sql.fenceHead.run(queue, groupId);
+        const updated = onDuplicate === 'replace' ? json : JSON.stringify(mergePatch(JSON.parse(existing.event), JSON.parse(json)));
+        sql.setEvent.run(updated, queue, groupId, existing.seq);
+        return existing.seq;
+      }
     }
     const notBefore = delayMs > 0 ? now + delayMs : null;
     const { seq } = sql.insertMessage.get<{ seq: number }>(queue, groupId, json, key, notBefore, queue)!;

@@ -1,6 +1,7 @@
 /**
  * The offline-first part of the transport conformance suite: a dead letter that holds its group,
- * reject, release (a retry that spends no attempt) and discard. Called by `describeTransport`,
+ * reject, release (a retry that spends no attempt), discard, and a keyed publish that replaces or
+ * merges the queued message. Called by `describeTransport`,
  * so every backend runs it.
  */
 import { describe, expect, it } from 'vitest';
@@ -230,6 +231,141 @@ export function describeOutbox(caps: TransportCaps, c: OutboxSuiteContext): void
       const next = (await t().claim('w2', 1000))!;
       expect(next.attempt).toBe(lease.attempt);
       await c.unchangedBy(() => c.expectLost(t().release(lease), lease));
+    });
+  });
+
+  describe("onDuplicate: a keyed publish replaces or merges the queued message", () => {
+    const events = async () => (await t().inspect()).groups.flatMap((g) => g.messages.map((m) => [m.seq, m.event, m.state, m.attempt, m.key]));
+
+    it("'replace' puts the new event in the queued one's place: same seq, place and attempts", async () => {
+      const a = await t().publish('note', { text: 'a' }, { key: 'k' });
+      const b = await t().publish('note', { text: 'b' });
+      expect(await t().publish('note', { text: 'a2' }, { key: 'k', onDuplicate: 'replace' })).toBe(a);
+      expect(await events()).toEqual([[a, { text: 'a2' }, 'ready', 0, 'k'], [b, { text: 'b' }, 'ready', 0, null]]);
+      expect(await t().stats()).toMatchObject({ queued: 2, groups: 1 });
+      const lease = (await t().claim('w', 1000))!;
+      expect(lease).toMatchObject({ seq: a, event: { text: 'a2' }, attempt: 1 });
+    });
+
+    it("'skip' (the default) leaves the queued message as it is and returns its seq", async () => {
+      const a = await t().publish('note', { text: 'a' }, { key: 'k' });
+      expect(await t().publish('note', { text: 'x' }, { key: 'k', onDuplicate: 'skip' })).toBe(a);
+      expect(await t().publish('note', { text: 'y' }, { key: 'k' })).toBe(a);
+      expect(await events()).toEqual([[a, { text: 'a' }, 'ready', 0, 'k']]);
+    });
+
+    it("'merge' applies the new event as a JSON Merge Patch (RFC 7396)", async () => {
+      const seq = await t().publish('note', { title: 'x', body: { a: 1, b: 2 }, tags: ['t'], gone: 1 }, { key: 'k' });
+      const patch = { body: { b: null, c: 3 }, tags: ['u'], gone: null, extra: { n: null, m: { deep: null, kept: 'é\u2028"' } } };
+      expect(await t().publish('note', patch, { key: 'k', onDuplicate: 'merge' })).toBe(seq);
+      const merged = (await t().claim('w', 1000))!.event;
+      expect(merged).toEqual({ title: 'x', body: { a: 1, c: 3 }, tags: ['u'], extra: { m: { kept: 'é\u2028"' } } });
+      // The target's members keep their places; the patch's new ones follow, in its order.
+      expect(Object.keys(merged)).toEqual(['title', 'body', 'tags', 'extra']);
+      expect(Object.keys(merged.body)).toEqual(['a', 'c']);
+    });
+
+    it("'merge' with a patch or a target that is not an object follows RFC 7396", async () => {
+      for (const [target, patch, result] of [
+        ['text', { a: 1 }, { a: 1 }],
+        [{ a: 1 }, ['x'], ['x']],
+        [{ a: 1 }, 7, 7],
+        [[1, 2], { a: null, b: [3] }, { b: [3] }],
+        [{ a: { b: 1 } }, { a: 'flat' }, { a: 'flat' }],
+        [{ a: 1 }, {}, { a: 1 }],
+      ] as const) {
+        const group = `g${JSON.stringify(target)}${JSON.stringify(patch)}`;
+        const seq = await t().publish(group, target, { key: 'k' });
+        expect(await t().publish(group, patch, { key: 'k', onDuplicate: 'merge' })).toBe(seq);
+        const message = (await t().inspect()).groups.find((g) => g.groupId === group)!.messages[0]!;
+        expect([message.seq, message.event]).toEqual([seq, result]);
+      }
+    });
+
+    it('keeps a park or a delay, and the attempts, of the message it changes', async () => {
+      const parked = await t().publish('p', 'p1', { key: 'k' });
+      await t().nack((await t().claim('w', 1000))!, 500);
+      const delayed = await t().publish('d', 'd1', { key: 'k', delayMs: 500 });
+      expect(await t().publish('p', 'p2', { key: 'k', onDuplicate: 'replace' })).toBe(parked);
+      expect(await t().publish('d', 'd2', { key: 'k', onDuplicate: 'replace', delayMs: 0 })).toBe(delayed);
+      const snapshot = await t().inspect();
+      const byGroup = Object.fromEntries(snapshot.groups.map((g) => [g.groupId, g.messages.map((m) => [m.event, m.state, m.attempt])]));
+      expect(byGroup).toEqual({ p: [['p2', 'parked', 1]], d: [['d2', 'delayed', 0]] });
+      await c.tick(500);
+      expect(await t().claim('w', 1000)).toBeNull();
+      await c.tick(1);
+      const leases = [(await t().claim('w', 1000))!, (await t().claim('w', 1000))!].sort((x, y) => x.groupId.localeCompare(y.groupId));
+      expect(leases.map((l) => [l.event, l.attempt])).toEqual([['d2', 1], ['p2', 2]]);
+    });
+
+    it('never changes a message under a live lease: the new event goes behind it and takes the key', async () => {
+      const first = await t().publish('note', { text: 'a' }, { key: 'k' });
+      const lease = (await t().claim('w', 1000))!;
+      const second = await t().publish('note', { text: 'b' }, { key: 'k', onDuplicate: 'merge' });
+      expect(second).toBeGreaterThan(first);
+      expect(await events()).toEqual([[first, { text: 'a' }, 'leased', 1, null], [second, { text: 'b' }, 'ready', 0, 'k']]);
+      // The key now names the new message: the next merge goes into it, a skip returns it.
+      expect(await t().publish('note', { more: 1 }, { key: 'k', onDuplicate: 'merge' })).toBe(second);
+      expect(await t().publish('note', 'ignored', { key: 'k' })).toBe(second);
+      await t().ack(lease);
+      expect(await t().claim('w', 1000)).toMatchObject({ seq: second, event: { text: 'b', more: 1 }, attempt: 1 });
+    });
+
+    it("changes a message whose lease ran out, and its late holder's ack is refused", async () => {
+      const seq = await t().publish('note', 'old', { key: 'k' });
+      const late = (await t().claim('w1', 1000))!;
+      await c.tick(1001);
+      expect(await t().publish('note', 'new', { key: 'k', onDuplicate: 'replace' })).toBe(seq);
+      await c.expectLost(t().ack(late), late);
+      const again = (await t().claim('w2', 1000))!;
+      expect(again).toMatchObject({ seq, event: 'new', attempt: 2 });
+    });
+
+    it('changes a message held behind a dead letter; a dead letter is not queued, so its key is free', async () => {
+      await c.open({ maxAttempts: 1, onDeadLetter: 'hold' });
+      const create = await t().publish('note', 'create', { key: 'create' });
+      const edit = await t().publish('note', { text: 'a' }, { key: 'edit' });
+      await t().nack((await t().claim('w', 1000))!);
+      expect(await t().claim('w', 1000)).toBeNull();
+      expect(await t().publish('note', { text: 'b' }, { key: 'edit', onDuplicate: 'merge' })).toBe(edit);
+      const again = await t().publish('note', 'create again', { key: 'create', onDuplicate: 'replace' });
+      expect(again).toBeGreaterThan(edit);
+      expect(await events()).toEqual([[edit, { text: 'b' }, 'held', 0, 'edit'], [again, 'create again', 'held', 0, 'create']]);
+      expect((await t().deadLetters()).map((d) => [d.seq, d.event])).toEqual([[create, 'create']]);
+    });
+
+    it('publishMany items replace or merge into queued messages and into earlier items of the batch', async () => {
+      const queued = await t().publish('a', { n: 1, keep: true }, { key: 'k' });
+      const seqs = await t().publishMany([
+        { groupId: 'a', event: { n: 2 }, options: { key: 'k', onDuplicate: 'merge' } },
+        { groupId: 'b', event: { v: 1 }, options: { key: 'k' } },
+        { groupId: 'b', event: { w: 2 }, options: { key: 'k', onDuplicate: 'merge' } },
+        { groupId: 'b', event: 'whole', options: { key: 'j' } },
+        { groupId: 'b', event: 'replaced', options: { key: 'j', onDuplicate: 'replace' } },
+      ]);
+      expect(seqs[0]).toBe(queued);
+      expect(seqs[2]).toBe(seqs[1]);
+      expect(seqs[4]).toBe(seqs[3]);
+      const snapshot = await t().inspect();
+      const byGroup = Object.fromEntries(snapshot.groups.map((g) => [g.groupId, g.messages.map((m) => m.event)]));
+      expect(byGroup).toEqual({ a: [{ n: 2, keep: true }], b: [{ v: 1, w: 2 }, 'replaced'] });
+      expect(await t().stats()).toMatchObject({ queued: 3 });
+    });
+
+    it('refuses a bad onDuplicate, or one without a key, before anything changes', async () => {
+      await t().publish('g', 'a', { key: 'k' });
+      for (const [action, type, pattern] of [
+        [() => t().publish('g', 'b', { key: 'k', onDuplicate: 'update' as never }), RangeError, /options\.onDuplicate/],
+        [() => t().publish('g', 'b', { key: 'k', onDuplicate: 1 as never }), RangeError, /options\.onDuplicate/],
+        [() => t().publish('g', 'b', { onDuplicate: 'replace' }), TypeError, /options\.key/],
+        [() => t().publishMany([{ groupId: 'g', event: 'b' }, { groupId: 'g', event: 'c', options: { onDuplicate: 'merge' } }]), TypeError, /items\[1\]\.options\.onDuplicate/],
+      ] as const) {
+        await c.unchangedBy(async () => {
+          const error = await action().then(() => undefined, (e: unknown) => e);
+          expect(error).toBeInstanceOf(type);
+          expect(String(error)).toMatch(pattern);
+        });
+      }
     });
   });
 

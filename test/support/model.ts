@@ -42,9 +42,19 @@ export class TransportModel {
     readonly policy: 'continue' | 'hold' = 'continue',
   ) {}
 
-  publish(groupId: string, event: unknown, priority: number, key: string | null, notBefore: number | null = null): number {
+  publish(groupId: string, event: unknown, priority: number, key: string | null, notBefore: number | null = null, onDuplicate: 'skip' | 'replace' | 'merge' = 'skip', now = 0): number {
     const same = key === null ? undefined : this.messages.find((m) => m.groupId === groupId && m.key === key);
-    if (same) return same.seq;
+    if (same && onDuplicate === 'skip') return same.seq;
+    if (same && same.holder !== null && same.expiry! >= now) {
+      same.key = null; // under a live lease: a new message behind it takes the key
+    } else if (same) {
+      if (same.holder !== null) {
+        same.holder = null; // its lease ran out: the late holder loses it
+        same.expiry = null;
+      }
+      same.event = onDuplicate === 'replace' ? event : mergePatch(same.event, event);
+      return same.seq;
+    }
     const seq = ++this.lastSeq;
     this.messages.push({ seq, groupId, event, key, notBefore, attempt: 0, holder: null, expiry: null });
     if (!this.groups.has(groupId)) this.groups.set(groupId, { priority, claimOrder: 0 });
@@ -208,14 +218,14 @@ export class TransportModel {
       messages: this.messages
         .filter((m) => m.groupId === groupId)
         .map((m) => {
-          if (this.holds.has(groupId)) return { seq: m.seq, state: 'held', attempt: 0, holder: null, expiresAt: null, key: m.key };
+          if (this.holds.has(groupId)) return { seq: m.seq, event: m.event, state: 'held', attempt: 0, holder: null, expiresAt: null, key: m.key };
           if (m.expiry === null) {
             const delayed = m.notBefore !== null && m.notBefore >= now;
-            return { seq: m.seq, state: delayed ? 'delayed' : 'ready', attempt: m.attempt, holder: m.holder, expiresAt: delayed ? m.notBefore : null, key: m.key };
+            return { seq: m.seq, event: m.event, state: delayed ? 'delayed' : 'ready', attempt: m.attempt, holder: m.holder, expiresAt: delayed ? m.notBefore : null, key: m.key };
           }
           // A hold on a head with no delivery counted (a release of its first) reads as a delay.
           const state = m.holder !== null ? (m.expiry >= now ? 'leased' : 'expired') : m.expiry >= now ? (m.attempt === 0 ? 'delayed' : 'parked') : 'ready';
-          return { seq: m.seq, state, attempt: m.attempt, holder: m.holder, expiresAt: state === 'ready' ? null : m.expiry, key: m.key };
+          return { seq: m.seq, event: m.event, state, attempt: m.attempt, holder: m.holder, expiresAt: state === 'ready' ? null : m.expiry, key: m.key };
         }),
     }));
   }
@@ -223,4 +233,16 @@ export class TransportModel {
   private first(groupId: string): number {
     return this.messages.find((m) => m.groupId === groupId)?.seq ?? this.holds.get(groupId)!;
   }
+}
+
+/** RFC 7396, written out plainly for the model (the backends share their own). */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(patch)) return patch;
+  const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
+  for (const name of Object.keys(patch)) {
+    if (patch[name] === null) delete out[name];
+    else out[name] = mergePatch(out[name], patch[name]);
+  }
+  return out;
 }
