@@ -269,6 +269,8 @@ export class DemoWorker {
       deadLetters: () => t.deadLetters(),
       redrive: (seq) => t.redrive(seq),
       discard: (seq) => t.discard(seq),
+      pause: (groupId) => t.pause(groupId),
+      resume: (groupId) => t.resume(groupId),
       close: async () => {},
     };
   }

@@ -36,7 +36,9 @@ const TARGETS = { core: 10_000, browserEntry: 15_000 };
  * budget was set (in the comment: min / gzip, 2026-12-02), so growth is a decision, not a drift.
  */
 const ENTRY_BUDGETS = {
-  '.': 23_000, // 77.6 kB / 22.0 kB: contracts, memory and SQL backends, runtime, consume() (70.3 / 20.3 before holds, reject, release)
+  // 84.0 kB / 23.7 kB: contracts, memory and SQL backends, runtime, consume(); 77.6 / 22.0 before
+  // replace/merge by key and pause/resume, 70.3 / 20.3 before holds, reject, release.
+  '.': 24_000,
   // 15.3 / 5.6: the page's client (its host worker is measured above); 12.4 / 4.6 before the
   // back/forward-cache hand-over, the errors naming each missing browser API and the broker restart.
   './browser': 6_000,
@@ -45,9 +47,9 @@ const ENTRY_BUDGETS = {
   './sqlite-wasm': 5_000,
   './better-sqlite3': 3_300, // 6.6 / 2.9 (4.3 / 2.0 before the same move)
   './vite': 1_200, // 1.7 / 1.0
-  './durable-object': 18_500, // 61.4 / 17.8: the SQL host (journal, group commit) its object shares with the browser owner (16.7 before holds)
-  './durable-object/client': 6_500, // 16.6 / 6.3 with calls on the WebSocket (14.9 / 5.7 before; 44.8 / 13.0 before the SQL backends left it)
-  './postgres': 16_500, // 60.7 / 15.6 with migration 5 (holds, reject, release, discard); 50.5 / 14.1 before
+  './durable-object': 19_000, // 65.1 / 18.7: the SQL host (journal, group commit) its object shares with the browser owner (17.8 before keys and pauses, 16.7 before holds)
+  './durable-object/client': 6_700, // 17.6 / 6.6 with pause/resume in the method table; 16.6 / 6.3 with calls on the WebSocket (14.9 / 5.7 before; 44.8 / 13.0 before the SQL backends left it)
+  './postgres': 17_000, // 67.7 / 16.9 with migrations 6 and 7 (keys, pauses); 60.7 / 15.6 with 5 (holds, reject, release, discard); 50.5 / 14.1 before
 };
 /**
  * Entries whose bundle must carry no SQL backend (none of the SQL schemas' table names appear

@@ -222,12 +222,18 @@ describe.each(databases)('PostgresTransport.ackAndClaimMany on %s', (_name, data
     const lease = (await old.claim('w', 60_000))!;
     await old.close();
     // Migration 4 only adds lh_ack_claim_many, 5 adds columns and functions (and replaces
-    // three, which it replaces again), and 6 adds two functions (and replaces one, which it
-    // replaces again): without them and their records the tables are exactly what leasehold at
-    // version 3 wrote.
-    for (const fn of ['lh_ack_claim_many', 'lh_bury', 'lh_reject', 'lh_release_keeping', 'lh_discard', 'lh_publish_keyed', 'lh_merge_patch']) {
+    // three, which it replaces again), 6 adds two functions (and replaces one, which it
+    // replaces again), and 7 a table, columns, a trigger and functions (and replaces lh_claim
+    // again): without them and their records the tables are exactly what leasehold at version 3
+    // wrote.
+    for (const fn of ['lh_ack_claim_many', 'lh_bury', 'lh_reject', 'lh_release_keeping', 'lh_discard', 'lh_publish_keyed', 'lh_merge_patch', 'lh_pause', 'lh_resume']) {
       await db.query(`DROP FUNCTION "${schema}".${fn}`);
     }
+    await db.query(`DROP TRIGGER lh_group_created ON "${schema}".lh_groups`);
+    await db.query(`DROP FUNCTION "${schema}".lh_group_created`);
+    await db.query(`DROP TABLE "${schema}".lh_paused_groups`);
+    await db.query(`ALTER TABLE "${schema}".lh_queues DROP COLUMN paused`);
+    await db.query(`ALTER TABLE "${schema}".lh_groups DROP COLUMN paused`);
     await db.query(`ALTER TABLE "${schema}".lh_queues DROP COLUMN on_dead_letter`);
     await db.query(`ALTER TABLE "${schema}".lh_groups DROP COLUMN held_seq`);
     await db.query(`ALTER TABLE "${schema}".lh_dead_letters DROP COLUMN reason`);
@@ -238,7 +244,7 @@ describe.each(databases)('PostgresTransport.ackAndClaimMany on %s', (_name, data
     const result = await upgraded.ackAndClaimMany([lease], 'w', 60_000, { max: 5 });
     expect(result.acked).toEqual([lease]);
     expect(result.claimed.map((l) => [l.groupId, l.event.n, l.attempt])).toEqual([['a', 1, 1]]);
-    expect(PG_SCHEMA_VERSION).toBe(6);
+    expect(PG_SCHEMA_VERSION).toBe(7);
     expect(await version()).toBe(PG_SCHEMA_VERSION);
     await upgraded.close();
   });

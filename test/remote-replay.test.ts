@@ -131,6 +131,18 @@ const transportScenarios: Record<WriteMethods<typeof TRANSPORT_METHODS>, Scenari
     }),
     only('an unknown seq', (c) => c.t.discard(42)),
   ],
+  pause: [
+    only('the queue', (c) => c.t.pause()),
+    scenario('a group with a lease in flight', async (t) => {
+      await published(t, 'a');
+      await claimOne(t);
+      return (c) => c.t.pause('a');
+    }),
+  ],
+  resume: [
+    scenario('a paused group', async (t) => (await published(t, 'a'), await t.pause('a'), (c) => c.t.resume('a'))),
+    scenario('the paused queue', async (t) => (await published(t, 'a'), await t.pause(), (c) => c.t.resume())),
+  ],
   extend: [
     scenario('a held lease', async (t) => {
       await published(t, 'a');

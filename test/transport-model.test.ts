@@ -34,6 +34,7 @@ type Command =
   | { kind: 'discard'; letter: number }
   | { kind: 'extend'; lease: number; visibility: number }
   | { kind: 'redrive'; letter: number }
+  | { kind: 'pause' | 'resume'; group: number | null }
   | { kind: 'advance'; ms: number };
 
 // Few distinct durations, so clock jumps often land exactly on an expiry: the boundary
@@ -66,6 +67,8 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), lease: fc.nat(30), delay: fc.oneof(fc.constant(0), durations) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('reject' as const), lease: fc.nat(30), reason: fc.option(fc.nat(1)) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('discard' as const), letter: fc.nat(5) }) },
+  // Groups 0–4 are the ones publishes use; null: the whole queue.
+  { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('pause' as const, 'resume' as const), group: fc.option(fc.nat(4), { freq: 4 }) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.oneof(fc.constant(0), durations, fc.integer({ min: 1, max: 60 })) }) },
 );
 
@@ -205,11 +208,19 @@ describe.each(transportBackends)('model-based: $name', (backend) => {
                   expect(outcome).toBe(model.discard(seq));
                   break;
                 }
+                case 'pause':
+                case 'resume': {
+                  const groupId = c.group === null ? undefined : `g${c.group}`;
+                  await (c.kind === 'pause' ? t.pause(groupId) : t.resume(groupId));
+                  model[c.kind](groupId);
+                  break;
+                }
                 case 'advance':
                   await h.clock.advance(c.ms);
                   break;
               }
               const snapshot = await t.inspect();
+              expect(snapshot.paused).toBe(model.pausedQueue);
               expect(snapshot.groups.map(({ messages, ...g }) => ({ ...g, messages: messages.map(({ groupId: _g, ...m }) => m) }))).toEqual(
                 model.view(snapshot.now),
               );

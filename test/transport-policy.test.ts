@@ -119,3 +119,25 @@ describe.each(places)('the dead-letter policy is the queue’s: %s', (_name, mak
     expect(await refusal(place, { onDeadLetter: 'continue' })).toMatchObject({ code: 'QUEUE_MISMATCH' });
   });
 });
+
+describe.each(places)('pauses are the queue’s: %s', (_name, make) => {
+  it('a pause through one transport holds back every transport of the queue, and only that queue', async () => {
+    const place = await make();
+    cleanups.push(place.dispose);
+    const [a, b] = [await opened(place, {}), await opened(place, {})];
+    const other = await opened(place, { queue: 'other' });
+    await a.publish('g', 'g1');
+    await a.publish('h', 'h1');
+    await other.publish('g', 'o1');
+    await a.pause('g');
+    expect(await b.claim('w', 1000)).toMatchObject({ groupId: 'h' });
+    expect(await b.claim('w', 1000)).toBeNull();
+    expect(await other.claim('w', 1000)).toMatchObject({ event: 'o1' });
+    await b.pause();
+    await a.resume('g');
+    expect(await a.claim('w', 1000)).toBeNull();
+    expect(await b.stats()).toMatchObject({ paused: true, pausedGroups: 0 });
+    await a.resume();
+    expect(await b.claim('w', 1000)).toMatchObject({ groupId: 'g', event: 'g1' });
+  });
+});

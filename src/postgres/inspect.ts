@@ -9,12 +9,13 @@ import { headState, waitingState } from '../transport/shared.js';
 import type { DeadLetter, GroupSnapshot, TransportSnapshot, TransportStats } from '../transport/contract.js';
 import { decodeId } from './ids.js';
 
-interface GroupJson { g: string; p: number; o: number; a: number; h: string | null; u: number | null; x: number | null }
+interface GroupJson { g: string; p: number; o: number; a: number; h: string | null; u: number | null; x: number | null; z: boolean | null }
 interface MessageJson { g: string; s: number; e: string; k: string | null; n: number | null }
 export interface DeadJson { s: number; g: string; p: number; e: string; a: number; d: number; r: string | null }
 
 export interface InspectRow {
   now: number;
+  paused: boolean | null;
   groups: GroupJson[];
   messages: MessageJson[];
   dead: DeadJson[];
@@ -23,7 +24,8 @@ export interface InspectRow {
 /** $1: queue id; $2: the injected clock's reading, or null for the server's. */
 export function inspectQuery(s: string): string {
   return `SELECT coalesce($2::double precision, ${s}.lh_now()) AS now,
-    (SELECT coalesce(json_agg(json_build_object('g', group_id, 'p', priority, 'o', claim_order, 'a', head_attempt, 'h', holder, 'u', locked_until, 'x', held_seq)
+    (SELECT paused FROM ${s}.lh_queues WHERE id = $1) AS paused,
+    (SELECT coalesce(json_agg(json_build_object('g', group_id, 'p', priority, 'o', claim_order, 'a', head_attempt, 'h', holder, 'u', locked_until, 'x', held_seq, 'z', paused)
       ORDER BY claim_order, first_seq), '[]') FROM ${s}.lh_groups WHERE queue = $1) AS groups,
     (SELECT coalesce(json_agg(json_build_object('g', group_id, 's', seq, 'e', event, 'k', key, 'n', not_before) ORDER BY seq), '[]')
       FROM ${s}.lh_messages WHERE queue = $1) AS messages,
@@ -42,11 +44,12 @@ export function deadLettersFrom<E>(rows: DeadJson[]): DeadLetter<E>[] {
 
 export function snapshotFrom<E>(row: InspectRow): TransportSnapshot<E> {
   const now = row.now;
+  const queuePaused = row.paused === true;
   const groups = new Map<string, { snapshot: GroupSnapshot<E>; lock: GroupJson }>();
   for (const g of row.groups) {
     groups.set(g.g, {
       lock: g,
-      snapshot: { groupId: decodeId(g.g), priority: g.p, claimOrder: g.o, inFlight: g.x === null && g.u !== null && g.u >= now, heldBy: g.x, messages: [] },
+      snapshot: { groupId: decodeId(g.g), priority: g.p, claimOrder: g.o, inFlight: g.x === null && g.u !== null && g.u >= now, heldBy: g.x, paused: g.z === true, messages: [] },
     });
   }
   for (const m of row.messages) {
@@ -60,6 +63,10 @@ export function snapshotFrom<E>(row: InspectRow): TransportSnapshot<E> {
     const holder = head && lock.h !== null ? decodeId(lock.h) : null;
     // The head's lease, park or delay lives on its group; a message further back has only its own delay.
     const expiry = head ? lock.u : m.n;
+    if ((queuePaused || lock.z === true) && !(holder !== null && expiry! >= now)) {
+      snapshot.messages.push({ seq: m.s, groupId: snapshot.groupId, event: JSON.parse(m.e) as E, state: 'paused', attempt: head ? lock.a : 0, holder: null, expiresAt: null, key: m.k === null ? null : decodeId(m.k) });
+      continue;
+    }
     const state = head ? headState(holder, expiry, lock.a, now) : waitingState(m.n, now);
     snapshot.messages.push({
       seq: m.s,
@@ -72,27 +79,31 @@ export function snapshotFrom<E>(row: InspectRow): TransportSnapshot<E> {
       key: m.k === null ? null : decodeId(m.k),
     });
   }
-  return { now, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: deadLettersFrom<E>(row.dead) };
+  return { now, paused: queuePaused, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: deadLettersFrom<E>(row.dead) };
 }
 
-export interface StatsRow { queued: string; groups: string; ready: string; leased: string; held: string; next: number | null; dead: string }
+export interface StatsRow { queued: string; groups: string; ready: string; leased: string; held: string; next: number | null; dead: string; paused: boolean | null; paused_groups: string }
 
 /** The counts of `stats()` in one statement. $1: queue id; $2: the injected clock's reading, or null for the server's. */
 export function statsQuery(s: string): string {
   return `WITH t AS (SELECT coalesce($2::double precision, ${s}.lh_now()) AS now)
     SELECT (SELECT count(*) FROM ${s}.lh_messages WHERE queue = $1) AS queued,
       count(g.group_id) AS groups,
-      count(g.group_id) FILTER (WHERE g.locked_until IS NULL OR g.locked_until < t.now) AS ready,
+      count(g.group_id) FILTER (WHERE g.paused IS NULL AND (g.locked_until IS NULL OR g.locked_until < t.now)) AS ready,
       count(g.group_id) FILTER (WHERE g.holder IS NOT NULL AND g.locked_until >= t.now) AS leased,
       count(g.group_id) FILTER (WHERE g.held_seq IS NOT NULL) AS held,
-      min(g.locked_until) FILTER (WHERE g.locked_until >= t.now AND g.held_seq IS NULL) AS next,
-      (SELECT count(*) FROM ${s}.lh_dead_letters WHERE queue = $1) AS dead
+      min(g.locked_until) FILTER (WHERE g.locked_until >= t.now AND g.held_seq IS NULL AND g.paused IS NULL) AS next,
+      (SELECT count(*) FROM ${s}.lh_dead_letters WHERE queue = $1) AS dead,
+      (SELECT paused FROM ${s}.lh_queues WHERE id = $1) AS paused,
+      (SELECT count(*) FROM ${s}.lh_paused_groups WHERE queue = $1) AS paused_groups
     FROM t LEFT JOIN ${s}.lh_groups g ON g.queue = $1 GROUP BY t.now`;
 }
 
 export function statsFrom(row: StatsRow): TransportStats {
   const groups = Number(row.groups);
-  const ready = Number(row.ready);
+  const paused = row.paused === true;
+  // A paused queue has nothing ready and no deadline that would make anything ready.
+  const ready = paused ? 0 : Number(row.ready);
   const leased = Number(row.leased);
   const held = Number(row.held);
   return {
@@ -103,6 +114,8 @@ export function statsFrom(row: StatsRow): TransportStats {
     waiting: groups - ready - leased - held,
     dead: Number(row.dead),
     held,
-    nextReadyAt: row.next === null ? null : row.next + 1,
+    paused,
+    pausedGroups: Number(row.paused_groups),
+    nextReadyAt: row.next === null || paused ? null : row.next + 1,
   };
 }

@@ -13,6 +13,36 @@ import { HELD } from '../transport/shared.js';
 import { leaseLockedGroup } from './transport-speed-sql.js';
 import { holdsLease } from './transport-sql.js';
 
+/**
+ * `lh_claim` with its dead-letter path through `lh_bury`, as migration 5 wrote it; `walk` adds
+ * conditions to the walk over the groups (migration 7: pauses), and is empty for migration 5,
+ * whose text must not change.
+ */
+export function buryingClaim(s: string, walk = ''): string {
+  const now = `floor(extract(epoch FROM clock_timestamp()) * 1000)::double precision`;
+  return `CREATE OR REPLACE FUNCTION ${s}.lh_claim(p_queue integer, p_claims regclass, p_worker text, p_visibility double precision, p_min_priority integer,
+        p_now double precision, p_max_attempts bigint)
+      RETURNS TABLE (o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision) LANGUAGE plpgsql AS $$
+    DECLARE
+      v_now double precision := coalesce(p_now, ${now});
+      v_row tid; v_group text; v_attempt integer; v_seq bigint;
+    BEGIN
+      LOOP
+        SELECT g.ctid, g.group_id, g.head_attempt INTO v_row, v_group, v_attempt FROM ${s}.lh_groups g
+          WHERE g.queue = p_queue AND g.priority >= p_min_priority AND (g.locked_until IS NULL OR g.locked_until < v_now)${walk}
+          ORDER BY g.claim_order, g.first_seq LIMIT 1 FOR UPDATE SKIP LOCKED;
+        IF NOT FOUND THEN RETURN; END IF;
+        IF v_attempt >= p_max_attempts THEN
+          -- Poison message: out of its group, which keeps its place in the round-robin order.
+          SELECT m.seq INTO v_seq FROM ${s}.lh_messages m WHERE m.queue = p_queue AND m.group_id = v_group ORDER BY m.seq LIMIT 1;
+          PERFORM ${s}.lh_bury(p_queue, v_group, v_seq, v_now, NULL);
+          CONTINUE;
+        END IF;
+${leaseLockedGroup(s)}
+      END LOOP;
+    END $$`;
+}
+
 export function transportHoldMigration(s: string): string[] {
   const now = `floor(extract(epoch FROM clock_timestamp()) * 1000)::double precision`;
   const notify = `IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;`;
@@ -59,27 +89,7 @@ export function transportHoldMigration(s: string): string[] {
     END $$`,
 
     // Migration 3's claim with its dead-letter path through lh_bury.
-    `CREATE OR REPLACE FUNCTION ${s}.lh_claim(p_queue integer, p_claims regclass, p_worker text, p_visibility double precision, p_min_priority integer,
-        p_now double precision, p_max_attempts bigint)
-      RETURNS TABLE (o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision) LANGUAGE plpgsql AS $$
-    DECLARE
-      v_now double precision := coalesce(p_now, ${now});
-      v_row tid; v_group text; v_attempt integer; v_seq bigint;
-    BEGIN
-      LOOP
-        SELECT g.ctid, g.group_id, g.head_attempt INTO v_row, v_group, v_attempt FROM ${s}.lh_groups g
-          WHERE g.queue = p_queue AND g.priority >= p_min_priority AND (g.locked_until IS NULL OR g.locked_until < v_now)
-          ORDER BY g.claim_order, g.first_seq LIMIT 1 FOR UPDATE SKIP LOCKED;
-        IF NOT FOUND THEN RETURN; END IF;
-        IF v_attempt >= p_max_attempts THEN
-          -- Poison message: out of its group, which keeps its place in the round-robin order.
-          SELECT m.seq INTO v_seq FROM ${s}.lh_messages m WHERE m.queue = p_queue AND m.group_id = v_group ORDER BY m.seq LIMIT 1;
-          PERFORM ${s}.lh_bury(p_queue, v_group, v_seq, v_now, NULL);
-          CONTINUE;
-        END IF;
-${leaseLockedGroup(s)}
-      END LOOP;
-    END $$`,
+    buryingClaim(s),
 
     `CREATE FUNCTION ${s}.lh_reject(p_queue integer, p_group text, p_seq bigint, p_attempt integer, p_worker text, p_reason text,
         p_now double precision, p_channel text) RETURNS boolean LANGUAGE plpgsql AS $$

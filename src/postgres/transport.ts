@@ -25,7 +25,7 @@ import type {
   TransportSnapshot,
   TransportStats,
 } from '../transport/contract.js';
-import { checkDuration, readClock, toJson } from '../validate.js';
+import { checkDuration, checkId, readClock, toJson } from '../validate.js';
 import type { PgDatabase } from './driver.js';
 import { checkIndexedId, decodeId, encodeId } from './ids.js';
 import { type DeadJson, deadLettersFrom, deadLettersSelect, inspectQuery, snapshotFrom, type InspectRow, type StatsRow, statsFrom, statsQuery } from './inspect.js';
@@ -364,6 +364,21 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#changed(null);
   }
 
+  async pause(groupId?: string): Promise<void> {
+    const group = checkGroupArgument(groupId);
+    this.#ensureOpen();
+    const q = await this.#open();
+    await this.#db.query(`SELECT ${this.#fn('lh_pause', 2)}`, [q.id, group]);
+  }
+
+  async resume(groupId?: string): Promise<void> {
+    const group = checkGroupArgument(groupId);
+    this.#ensureOpen();
+    const q = await this.#open();
+    const [row] = await this.#db.query<{ resumed: boolean }>(`SELECT ${this.#fn('lh_resume', 3)} AS resumed`, [q.id, group, q.channel]);
+    if (row!.resumed) this.#changed(null);
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     this.#listeners.clear();
@@ -451,4 +466,12 @@ function lost(lease: Lease<unknown>): LeaseLostError {
 
 function leaseOf<E>(row: LeaseRow, workerId: string, queue: string): Lease<E> {
   return { seq: Number(row.o_seq), groupId: decodeId(row.o_group), event: JSON.parse(row.o_event) as E, workerId, attempt: row.o_attempt, expiresAt: row.o_expires, queue };
+}
+
+/** pause/resume's optional group: checked, and as stored (null: the whole queue). */
+function checkGroupArgument(groupId: string | undefined): string | null {
+  if (groupId === undefined) return null;
+  checkId('groupId', groupId);
+  checkIndexedId('groupId', groupId);
+  return encodeId(groupId);
 }

@@ -59,6 +59,8 @@ export const TRANSPORT_METHODS = {
   deadLetters: read,
   redrive: write,
   discard: write,
+  pause: write,
+  resume: write,
 } as const satisfies Record<Crossing<Transport>, MethodSpec>;
 
 /** The ExecutionStore contract's methods. */

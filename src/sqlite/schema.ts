@@ -320,6 +320,21 @@ const migrations: readonly string[] = [
         AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id AND seq < OLD.seq);
   END;
   `,
+  // 7: pause and resume, of a queue or of one group. A queue's pause is a flag on its counters
+  // row. A group's pause is kept by name in lh_paused_groups (a group row comes and goes with
+  // its messages, and a pause may name a group before its first publish), and copied onto the
+  // group row while one exists, where the claim's walk reads it beside the lock it reads
+  // already. The lock itself stays as it is, so a lease in flight keeps its expiry and its
+  // holder may still ack it.
+  `
+  ALTER TABLE lh_groups ADD COLUMN paused INTEGER;
+  ALTER TABLE lh_counters ADD COLUMN paused INTEGER;
+  CREATE TABLE lh_paused_groups (
+    queue_id INTEGER NOT NULL,
+    group_id TEXT    NOT NULL,
+    PRIMARY KEY (queue_id, group_id)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** The core schema version this build of leasehold writes. */

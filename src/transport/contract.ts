@@ -149,7 +149,10 @@ export interface TransportStats {
   ready: number;
   /** Groups whose head is under a live lease. */
   leased: number;
-  /** Groups whose head is parked (nacked with a delay) or delayed (published with `delayMs`). */
+  /**
+   * Groups whose head waits: parked (nacked with a delay), delayed (published with `delayMs`),
+   * or paused (its group or the whole queue, see {@link Transport.pause}) and not leased.
+   */
   waiting: number;
   /** Dead letters. */
   dead: number;
@@ -158,10 +161,14 @@ export interface TransportStats {
    * wait behind it. A held group counts in `groups` and in none of `ready`, `leased`, `waiting`.
    */
   held: number;
+  /** Whether the whole queue is paused ({@link Transport.pause} with no group). */
+  paused: boolean;
+  /** How many groups are paused by name, whether or not they hold messages now. */
+  pausedGroups: number;
   /**
    * The earliest time a leased, parked or delayed head becomes claimable (its lease or hold end
-   * + 1, by the inclusive rule), or null when nothing is held. A consumer with nothing to do
-   * sleeps until then.
+   * + 1, by the inclusive rule), or null when nothing is held or the queue is paused (a paused
+   * group's deadlines do not count either). A consumer with nothing to do sleeps until then.
    */
   nextReadyAt: number | null;
 }
@@ -205,10 +212,10 @@ export interface TransportOptions {
 }
 
 /** A message's state, as {@link Transport.inspect} reports it at the snapshot's `now`. */
-export type MessageState = 'ready' | 'leased' | 'expired' | 'parked' | 'delayed' | 'held' | 'dead';
+export type MessageState = 'ready' | 'leased' | 'expired' | 'parked' | 'delayed' | 'held' | 'paused' | 'dead';
 
 /** All the states, for code that iterates over them (legends, counters). */
-export const MESSAGE_STATES: readonly MessageState[] = Object.freeze(['ready', 'leased', 'expired', 'parked', 'delayed', 'held', 'dead']);
+export const MESSAGE_STATES: readonly MessageState[] = Object.freeze(['ready', 'leased', 'expired', 'parked', 'delayed', 'held', 'paused', 'dead']);
 
 /** One queued message in a {@link TransportSnapshot}. */
 export interface MessageSnapshot<E = unknown> {
@@ -221,7 +228,9 @@ export interface MessageSnapshot<E = unknown> {
    * still ack); `parked`: nacked with a delay, blocking its group until `expiresAt`; `delayed`:
    * published with `delayMs` and not deliverable until after `expiresAt` (a delayed head blocks
    * its group; a delayed message further back waits for its turn and its time); `held`: in a
-   * group held at a dead letter, waiting for its redrive or discard.
+   * group held at a dead letter, waiting for its redrive or discard; `paused`: in a paused group
+   * or queue and not under a live lease (see {@link Transport.pause}), waiting for its resume.
+   * A hold reads before a pause, and a live lease before both.
    */
   state: Exclude<MessageState, 'dead'>;
   /** Deliveries so far. */
@@ -244,6 +253,8 @@ export interface GroupSnapshot<E = unknown> {
   inFlight: boolean;
   /** The seq of the dead letter holding the group (`onDeadLetter: 'hold'`), or null. */
   heldBy: number | null;
+  /** Whether the group is paused by name ({@link Transport.pause} with its id). */
+  paused: boolean;
   /** The group's messages, oldest first; the first one is the next to be delivered (none in a held group whose dead letter was its last). */
   messages: MessageSnapshot<E>[];
 }
@@ -267,6 +278,8 @@ export interface DeadLetter<E = unknown> {
 export interface TransportSnapshot<E = unknown> {
   /** The clock reading the states were computed at. */
   now: number;
+  /** Whether the whole queue is paused. */
+  paused: boolean;
   /**
    * Every group, in the order the next claims would visit them if all were free: the group
    * claimed least recently first (never-claimed groups first of all, oldest message first).
@@ -428,6 +441,25 @@ export interface Transport<E = unknown> {
    */
   discard(seq: number): Promise<void>;
 
+  /**
+   * Stops deliveries: of the whole queue (no argument) or of one group (`groupId`, which need
+   * not hold messages yet). While paused, no claim takes a message of it (`claim` returns null
+   * for it, as for a parked group), even one whose lease runs out meanwhile; publishes are still
+   * taken; leases in flight can still be acked, nacked, released, rejected and extended.
+   * Durable and the queue's: every process and tab of the queue sees it. Idempotent. A group's
+   * pause and the queue's are independent: resuming one leaves the other as it is.
+   * @throws TypeError / RangeError if `groupId` is given and is not a valid group id.
+   */
+  pause(groupId?: string): Promise<void>;
+
+  /**
+   * Lifts a {@link pause} of the queue (no argument) or of one group: its messages are
+   * deliverable again (a change notice is raised). Idempotent: resuming what is not paused
+   * changes nothing.
+   * @throws TypeError / RangeError if `groupId` is given and is not a valid group id.
+   */
+  resume(groupId?: string): Promise<void>;
+
   /** Releases the backend's resources. Idempotent. Messages stay where they are (SQL: in the database). */
   close(): Promise<void>;
 }
@@ -442,7 +474,8 @@ export interface Transport<E = unknown> {
 export interface ChangeNotifier {
   /**
    * Calls `listener` after each committed change that can make a message claimable (publish,
-   * ack with more messages in the group, nack, release, reject, redrive, discard, cancel), possibly coalesced. Returns a
+   * ack with more messages in the group, nack, release, reject, redrive, discard, cancel,
+   * resume), possibly coalesced. Returns a
    * function that unsubscribes.
    */
   onChange(listener: () => void): () => void;

@@ -9,7 +9,7 @@
  * in place. Claim and ack cost O(log groups) whatever the backlog.
  */
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
-import { checkDuration, readClock } from '../validate.js';
+import { checkDuration, checkId, readClock } from '../validate.js';
 import {
   checkClaim,
   checkClaimMany,
@@ -82,6 +82,8 @@ interface Group<E> extends HeapItem {
    * heap, so no claim reaches it, and stays in the map while empty, so later publishes wait too.
    */
   heldBy: number | null;
+  /** Paused by name: in no heap, so no claim reaches it, whatever its head's lease or park. */
+  paused: boolean;
 }
 
 const byClaimOrder = <E>(a: Group<E>, b: Group<E>): boolean =>
@@ -101,6 +103,12 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   readonly #policy: DeadLetterPolicy;
   /** Groups with `heldBy` set. */
   #heldCount = 0;
+  /** The whole queue is paused: no claim delivers anything. */
+  #paused = false;
+  /** Group ids paused by name, whether or not such a group holds messages now. */
+  readonly #pausedNames = new Set<string>();
+  /** The groups of those names that exist now (with messages or a hold). */
+  readonly #pausedGroups = new Set<Group<E>>();
   readonly #groups = new Map<string, Group<E>>();
   /** Free groups (head not leased or parked, or its lock ran out), one heap per priority. */
   readonly #free: MinHeap<Group<E>>[] = Array.from({ length: MAX_PRIORITY + 1 }, () => new MinHeap<Group<E>>(byClaimOrder));
@@ -231,6 +239,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   #claim(workerId: string, visibilityMs: number, minPriority: number, now: number): Lease<E> | null {
+    if (this.#paused) return null;
     for (;;) {
       // Again after each dead letter: the group's next head may be held by a delay already past.
       this.#releaseLapsed(now);
@@ -309,19 +318,27 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const now = readClock(this.#clock);
     this.#releaseLapsed(now);
-    // After the release, the locked heap holds exactly the groups whose head is held at `now`.
+    // After the release, the locked heap holds exactly the groups (not paused) whose head is
+    // held at `now`, and the free heaps the groups a claim could take.
     let leased = 0;
+    let ready = 0;
     for (const group of this.#locked.items()) if (group.fifo[group.head]!.holder !== null) leased++;
-    const held = this.#locked.size;
-    const soonest = this.#locked.peek();
+    for (const group of this.#pausedGroups) {
+      const head = group.fifo[group.head];
+      if (group.heldBy === null && head?.holder != null && head.expiry! >= now) leased++;
+    }
+    if (!this.#paused) for (const heap of this.#free) ready += heap.size;
+    const soonest = this.#paused ? undefined : this.#locked.peek();
     return {
       queued: this.#queued,
       groups: this.#groups.size,
-      ready: this.#groups.size - held - this.#heldCount,
+      ready,
       leased,
-      waiting: held - leased,
+      waiting: this.#groups.size - ready - leased - this.#heldCount,
       dead: this.#dead.size,
       held: this.#heldCount,
+      paused: this.#paused,
+      pausedGroups: this.#pausedNames.size,
       nextReadyAt: soonest ? soonest.lockedUntil + 1 : null,
     };
   }
@@ -356,7 +373,8 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     for (const group of this.#groups.values()) {
       const messages: MessageSnapshot<E>[] = [];
       const held = group.heldBy !== null;
-      for (let i = group.head; i < group.fifo.length; i++) messages.push(snapshotOf(group.fifo[i]!, i === group.head, held, now));
+      const paused = this.#paused || group.paused;
+      for (let i = group.head; i < group.fifo.length; i++) messages.push(snapshotOf(group.fifo[i]!, i === group.head, held, paused, now));
       const head = group.fifo[group.head];
       groups.push({
         groupId: group.id,
@@ -364,13 +382,14 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
         claimOrder: group.claimOrder,
         inFlight: !held && head?.expiry != null && head.expiry >= now,
         heldBy: group.heldBy,
+        paused: group.paused,
         messages,
       });
     }
     // An empty held group sorts by its dead letter, which was its head.
     const first = (g: GroupSnapshot<E>) => g.messages[0]?.seq ?? g.heldBy!;
     groups.sort((a, b) => a.claimOrder - b.claimOrder || first(a) - first(b));
-    return { now, groups, deadLetters: await this.deadLetters() };
+    return { now, paused: this.#paused, groups, deadLetters: await this.deadLetters() };
   }
 
   async deadLetters(): Promise<DeadLetter<E>[]> {
@@ -404,6 +423,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     if (group?.heldBy !== seq) return;
     if (group.head === group.fifo.length) {
       this.#groups.delete(group.id);
+      this.#pausedGroups.delete(group);
       this.#heldCount--;
       this.#listeners.notify();
       return;
@@ -428,6 +448,40 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#listeners.notify();
   }
 
+  async pause(groupId?: string): Promise<void> {
+    if (groupId !== undefined) checkId('groupId', groupId);
+    this.#ensureOpen();
+    if (groupId === undefined) {
+      this.#paused = true;
+      return;
+    }
+    this.#pausedNames.add(groupId);
+    const group = this.#groups.get(groupId);
+    if (!group || group.paused) return;
+    group.paused = true;
+    this.#pausedGroups.add(group);
+    this.#unheap(group);
+  }
+
+  async resume(groupId?: string): Promise<void> {
+    if (groupId !== undefined) checkId('groupId', groupId);
+    this.#ensureOpen();
+    if (groupId === undefined) {
+      if (!this.#paused) return;
+      this.#paused = false;
+    } else {
+      if (!this.#pausedNames.delete(groupId)) return;
+      const group = this.#groups.get(groupId);
+      if (group) {
+        group.paused = false;
+        this.#pausedGroups.delete(group);
+        // A held group stays out of the heaps until its redrive or discard.
+        if (group.heldBy === null && group.head < group.fifo.length) this.#placeHead(group);
+      }
+    }
+    this.#listeners.notify();
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     this.#listeners.clear();
@@ -448,8 +502,10 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     let group = this.#groups.get(groupId);
     const isHead = !group;
     if (!group) {
-      group = { id: groupId, priority, firstSeq: seq, claimOrder: 0, lockedUntil: 0, fifo: [], head: 0, keys: new Map(), heldBy: null, heap: null, heapIndex: 0 };
+      const paused = this.#pausedNames.has(groupId);
+      group = { id: groupId, priority, firstSeq: seq, claimOrder: 0, lockedUntil: 0, fifo: [], head: 0, keys: new Map(), heldBy: null, paused, heap: null, heapIndex: 0 };
       this.#groups.set(groupId, group);
+      if (paused) this.#pausedGroups.add(group);
     }
     group.fifo.push(message);
     if (key !== null) group.keys.set(key, message);
@@ -520,6 +576,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     }
     if (group.head === group.fifo.length) {
       this.#groups.delete(group.id);
+      this.#pausedGroups.delete(group);
       this.#unheap(group);
       return;
     }
@@ -541,6 +598,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   #markFree(group: Group<E>): void {
+    if (group.paused) return this.#unheap(group);
     const heap = this.#free[group.priority]!;
     if (group.heap === heap) return;
     this.#unheap(group);
@@ -550,7 +608,14 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   #markLocked(group: Group<E>, until: number): void {
     this.#unheap(group);
     group.lockedUntil = until;
-    this.#locked.push(group);
+    if (!group.paused) this.#locked.push(group);
+  }
+
+  /** Puts a resumed group back where its head's lease, park or delay says (none: free). */
+  #placeHead(group: Group<E>): void {
+    const expiry = group.fifo[group.head]!.expiry;
+    if (expiry === null) this.#markFree(group);
+    else this.#markLocked(group, expiry);
   }
 
   /** Moves groups whose lease or park ran out (`expiry < now`) back among the free ones. */
@@ -573,9 +638,10 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 }
 
-function snapshotOf<E>(message: Message<E>, isHead: boolean, held: boolean, now: number): MessageSnapshot<E> {
+function snapshotOf<E>(message: Message<E>, isHead: boolean, held: boolean, paused: boolean, now: number): MessageSnapshot<E> {
   const { seq, groupId, event, attempt, holder, key } = message;
   if (held) return { seq, groupId, event, state: 'held', attempt, holder: null, expiresAt: null, key };
+  if (paused && !(isHead && holder !== null && message.expiry! >= now)) return { seq, groupId, event, state: 'paused', attempt, holder: null, expiresAt: null, key };
   const state = isHead ? headState(holder, message.expiry, attempt, now) : waitingState(message.notBefore, now);
   const expiry = isHead ? message.expiry : message.notBefore;
   return { seq, groupId, event, state, attempt, holder, expiresAt: state === 'ready' ? null : expiry, key };

@@ -21,7 +21,7 @@
  * - An empty claim costs N calls; idle consumers should wait on `onChange` instead of polling.
  */
 import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkSeq } from './shared.js';
-import { toJson } from '../validate.js';
+import { checkId, toJson } from '../validate.js';
 import type {
   AckAndClaimManyResult,
   AckManyResult,
@@ -179,7 +179,8 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
     },
     async inspect() {
       const snapshots: TransportSnapshot<E>[] = await Promise.all(parts.map((part) => part.inspect()));
-      const merged: TransportSnapshot<E> = { now: Math.max(...snapshots.map((s) => s.now)), groups: [], deadLetters: [] };
+      // Paused if any part is: a pause() that reached only some parts must not read as running.
+      const merged: TransportSnapshot<E> = { now: Math.max(...snapshots.map((s) => s.now)), paused: snapshots.some((s) => s.paused), groups: [], deadLetters: [] };
       snapshots.forEach((snapshot, index) => {
         for (const group of snapshot.groups) merged.groups.push({ ...group, heldBy: group.heldBy === null ? null : toGlobal(group.heldBy, index), messages: group.messages.map((m) => ({ ...m, seq: toGlobal(m.seq, index) })) });
         for (const letter of snapshot.deadLetters) merged.deadLetters.push({ ...letter, seq: toGlobal(letter.seq, index) });
@@ -200,6 +201,18 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
       const [part, local] = bySeq(seq);
       return part.discard(local);
     },
+    // The queue's pause goes to every part (in parallel: a part that fails leaves the others
+    // paused, and the call rejects); a group's, to the part the group lives in.
+    async pause(groupId?: string) {
+      if (groupId !== undefined) checkId('groupId', groupId);
+      if (groupId === undefined) await Promise.all(parts.map((part) => part.pause()));
+      else await parts[indexOf(groupId)]!.pause(groupId);
+    },
+    async resume(groupId?: string) {
+      if (groupId !== undefined) checkId('groupId', groupId);
+      if (groupId === undefined) await Promise.all(parts.map((part) => part.resume()));
+      else await parts[indexOf(groupId)]!.resume(groupId);
+    },
     async cancel(seq: number) {
       checkSeq(seq);
       const [part, local] = bySeq(seq);
@@ -207,9 +220,20 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
     },
     async stats() {
       const all = await Promise.all(parts.map((part) => part.stats()));
-      const sum = (key: Exclude<keyof TransportStats, 'nextReadyAt'>) => all.reduce((total, s) => total + s[key], 0);
+      const sum = (key: Exclude<keyof TransportStats, 'nextReadyAt' | 'paused'>) => all.reduce((total, s) => total + s[key], 0);
       const next = all.map((s) => s.nextReadyAt).filter((t): t is number => t !== null);
-      return { queued: sum('queued'), groups: sum('groups'), ready: sum('ready'), leased: sum('leased'), waiting: sum('waiting'), dead: sum('dead'), held: sum('held'), nextReadyAt: next.length ? Math.min(...next) : null };
+      return {
+        queued: sum('queued'),
+        groups: sum('groups'),
+        ready: sum('ready'),
+        leased: sum('leased'),
+        waiting: sum('waiting'),
+        dead: sum('dead'),
+        held: sum('held'),
+        paused: all.some((s) => s.paused),
+        pausedGroups: sum('pausedGroups'),
+        nextReadyAt: next.length ? Math.min(...next) : null,
+      };
     },
     onChange(listener: () => void) {
       if (typeof listener !== 'function') throw new TypeError('listener must be a function');

@@ -20,7 +20,7 @@
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
 import type { SqlDatabase, SqlStatement } from '../sqlite/driver.js';
 import { migrate } from '../sqlite/schema.js';
-import { checkDuration, readClock, toJson } from '../validate.js';
+import { checkDuration, checkId, readClock, toJson } from '../validate.js';
 import {
   checkClaim,
   checkClaimMany,
@@ -67,6 +67,12 @@ interface GroupRow {
   holder: string | null;
   locked_until: number | null;
   held_seq: number | null;
+  paused: number | null;
+}
+interface QueueRow {
+  queued: number;
+  paused: number | null;
+  paused_groups: number;
 }
 interface MessageRow {
   group_id: string;
@@ -102,7 +108,7 @@ interface StatsRow {
 type StatementName =
   | 'findKey' | 'findKeyed' | 'setEvent' | 'dropKey' | 'fenceHead' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'claimGroup' | 'head' | 'buryHead' | 'deleteMessage'
   | 'ackHead' | 'releaseHead' | 'extendHead' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter'
-  | 'redriveMessage' | 'countMessages' | 'countGroups' | 'countDead' | 'findSeq' | 'renumberUnclaimed'
+  | 'redriveMessage' | 'queueRow' | 'pauseQueue' | 'pauseName' | 'resumeName' | 'pauseGroup' | 'countGroups' | 'countDead' | 'findSeq' | 'renumberUnclaimed'
   | 'claimable' | 'setClaims' | 'holds' | 'policy' | 'releaseKeep' | 'holdGroup' | 'heldSeq' | 'unhold' | 'dropEmptyGroup' | 'restoreMessage';
 
 /**
@@ -152,10 +158,13 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     const p = (sql: string) => db.prepare(sql);
     // Plain `?` parameters, with a value repeated where it is used twice: better-sqlite3 binds
     // numbered ones only by name, from an object that would be built on every call.
-    // Free groups and groups whose lease, park or delay ran out, in round-robin order (queue, floor, now).
+    // Whether the queue is paused: a term of no table, which SQLite evaluates once, before the walk (queue).
+    const queueRuns = '(SELECT paused FROM lh_counters WHERE queue_id = ?) IS NULL';
+    // Free groups and groups whose lease, park or delay ran out, not paused, in round-robin
+    // order (queue, floor, now, queue).
     const nextGroup =
       'SELECT group_id, priority FROM lh_groups WHERE queue_id = ? AND priority >= ? AND (locked_until IS NULL OR locked_until < ?) ' +
-      'ORDER BY claim_order, first_seq LIMIT 1';
+      `AND paused IS NULL AND ${queueRuns} ORDER BY claim_order, first_seq LIMIT 1`;
     // A lease holds while the group's head is still `seq`, still at `attempt`, still held by it
     // (queue, group, holder, attempt, seq, queue, group).
     const held = 'queue_id = ? AND group_id = ? AND holder = ? AND head_attempt = ? AND ? = (SELECT seq FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1)';
@@ -173,7 +182,11 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       fenceHead: p('UPDATE lh_groups SET holder = NULL, locked_until = NULL WHERE queue_id = ? AND group_id = ?'),
       insertMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event, key, not_before) SELECT ?, ?, last_seq + 1, ?, ?, ? FROM lh_counters WHERE queue_id = ? RETURNING seq'),
       // A new group's head is its first message: held by that message's delay, if any.
-      insertGroup: p('INSERT OR IGNORE INTO lh_groups (queue_id, group_id, priority, first_seq, locked_until) VALUES (?, ?, ?, ?, ?)'),
+      // A new group is paused if its name is (queue, group, priority, first seq, lock, queue, group).
+      insertGroup: p(
+        'INSERT OR IGNORE INTO lh_groups (queue_id, group_id, priority, first_seq, locked_until, paused) ' +
+          'VALUES (?, ?, ?, ?, ?, (SELECT 1 FROM lh_paused_groups WHERE queue_id = ? AND group_id = ?))',
+      ),
       nextGroup: p(nextGroup),
       // One statement picks the group in round-robin order and leases its head, unless the head
       // already had maxAttempts deliveries (then no row comes back).
@@ -189,11 +202,11 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       ),
       head: p('SELECT seq, event FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1'),
       // claimMany's fast path: the first `max` claimable groups in round-robin order with their
-      // heads and the claim counter, in one statement (queue, queue, floor, now, max, queue, queue).
+      // heads and the claim counter, in one statement (queue, queue, floor, now, queue, max, queue, queue).
       claimable: p(
         'SELECT g.group_id, g.head_attempt, m.seq, m.event, (SELECT claims FROM lh_counters WHERE queue_id = ?) AS claims FROM ' +
           '(SELECT group_id, head_attempt, claim_order, first_seq FROM lh_groups WHERE queue_id = ? AND priority >= ? AND (locked_until IS NULL OR locked_until < ?) ' +
-          'ORDER BY claim_order, first_seq LIMIT ?) g ' +
+          `AND paused IS NULL AND ${queueRuns} ORDER BY claim_order, first_seq LIMIT ?) g ` +
           'JOIN lh_messages m ON m.queue_id = ? AND m.group_id = g.group_id AND m.seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = ? AND group_id = g.group_id) ' +
           'ORDER BY g.claim_order, g.first_seq',
       ),
@@ -229,19 +242,26 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       // A redrive to the head: the message comes back under its own seq (queue, group, seq, event).
       restoreMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event) VALUES (?, ?, ?, ?)'),
       extendHead: p(`UPDATE lh_groups SET locked_until = ? WHERE ${held}`),
-      groups: p('SELECT group_id, priority, claim_order, head_attempt, holder, locked_until, held_seq FROM lh_groups WHERE queue_id = ? ORDER BY claim_order, first_seq'),
+      groups: p('SELECT group_id, priority, claim_order, head_attempt, holder, locked_until, held_seq, paused FROM lh_groups WHERE queue_id = ? ORDER BY claim_order, first_seq'),
       messages: p('SELECT group_id, seq, event, key, not_before FROM lh_messages WHERE queue_id = ? ORDER BY seq'),
       deadLetters: p('SELECT seq, group_id, priority, event, attempt, dead_at, reason FROM lh_dead_letters WHERE queue_id = ? ORDER BY id'),
       deadLetter: p('SELECT seq, group_id, priority, event, attempt, dead_at, reason FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
       deleteDeadLetter: p('DELETE FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
       redriveMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event) SELECT ?, ?, last_seq + 1, ? FROM lh_counters WHERE queue_id = ? RETURNING seq'),
-      countMessages: p('SELECT queued AS n FROM lh_counters WHERE queue_id = ?'),
+      // (queue, queue)
+      queueRow: p('SELECT queued, paused, (SELECT count(*) FROM lh_paused_groups WHERE queue_id = ?) AS paused_groups FROM lh_counters WHERE queue_id = ?'),
       countGroups: p(
-        'SELECT count(*) AS groups, sum(locked_until IS NULL OR locked_until < ?) AS ready, ' +
+        'SELECT count(*) AS groups, sum(paused IS NULL AND (locked_until IS NULL OR locked_until < ?)) AS ready, ' +
           'sum(holder IS NOT NULL AND locked_until >= ?) AS leased, sum(held_seq IS NOT NULL) AS held, ' +
-          'min(CASE WHEN locked_until >= ? AND held_seq IS NULL THEN locked_until END) AS next ' +
+          'min(CASE WHEN locked_until >= ? AND held_seq IS NULL AND paused IS NULL THEN locked_until END) AS next ' +
           'FROM lh_groups WHERE queue_id = ?',
       ),
+      pauseQueue: p('UPDATE lh_counters SET paused = ? WHERE queue_id = ? AND paused IS NOT ?'),
+      // (queue, group) each
+      pauseName: p('INSERT OR IGNORE INTO lh_paused_groups (queue_id, group_id) VALUES (?, ?)'),
+      resumeName: p('DELETE FROM lh_paused_groups WHERE queue_id = ? AND group_id = ?'),
+      // (paused, queue, group)
+      pauseGroup: p('UPDATE lh_groups SET paused = ? WHERE queue_id = ? AND group_id = ?'),
       countDead: p('SELECT count(*) AS n FROM lh_dead_letters WHERE queue_id = ?'),
       // No index by seq alone: it would cost a written page on every publish and ack, and
       // cancelling is rare, so finding a message by seq scans the queue's messages.
@@ -337,6 +357,14 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
 
   async discard(seq: number): Promise<void> {
     return this.#run(this.#operations.discard(seq));
+  }
+
+  async pause(groupId?: string): Promise<void> {
+    return this.#run(this.#operations.pause(groupId));
+  }
+
+  async resume(groupId?: string): Promise<void> {
+    return this.#run(this.#operations.resume(groupId));
   }
 
   /** @internal The operation of contract method `method` (see sqlite/operation.ts), for a host to run in its own transaction. */
@@ -450,18 +478,23 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
         const queue = this.#queue;
         const now = clock();
         const counts = sql.countGroups.get<StatsRow>(now, now, now, queue)!;
-        const ready = counts.ready ?? 0;
+        const row = sql.queueRow.get<QueueRow>(queue, queue)!;
+        const paused = row.paused !== null;
+        // A paused queue has nothing ready and no deadline that would make anything ready.
+        const ready = paused ? 0 : (counts.ready ?? 0);
         const leased = counts.leased ?? 0;
         const held = counts.held ?? 0;
         return unchanged({
-          queued: sql.countMessages.get<{ n: number }>(queue)!.n,
+          queued: row.queued,
           groups: counts.groups,
           ready,
           leased,
           waiting: counts.groups - ready - leased - held,
           dead: sql.countDead.get<{ n: number }>(queue)!.n,
           held,
-          nextReadyAt: counts.next === null ? null : counts.next + 1,
+          paused,
+          pausedGroups: row.paused_groups,
+          nextReadyAt: counts.next === null || paused ? null : counts.next + 1,
         });
       }),
     cancel: (seq) => {
@@ -495,8 +528,31 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
           return changed(seq);
         }
         const { seq: newSeq } = sql.redriveMessage.get<{ seq: number }>(queue, letter.group_id, letter.event, queue)!;
-        sql.insertGroup.run(queue, letter.group_id, letter.priority, newSeq, null);
+        sql.insertGroup.run(queue, letter.group_id, letter.priority, newSeq, null, queue, letter.group_id);
         return changed(newSeq);
+      });
+    },
+    pause: (groupId) => {
+      if (groupId !== undefined) checkId('groupId', groupId);
+      return inTransaction(() => {
+        const sql = this.#sql;
+        if (groupId === undefined) {
+          sql.pauseQueue.run(1, this.#queue, 1);
+        } else {
+          sql.pauseName.run(this.#queue, groupId);
+          sql.pauseGroup.run(1, this.#queue, groupId);
+        }
+        return unchanged(undefined);
+      });
+    },
+    resume: (groupId) => {
+      if (groupId !== undefined) checkId('groupId', groupId);
+      return inTransaction(() => {
+        const sql = this.#sql;
+        if (groupId === undefined) return { value: undefined, changed: sql.pauseQueue.run(null, this.#queue, null) > 0 };
+        if (sql.resumeName.run(this.#queue, groupId) === 0) return unchanged(undefined);
+        sql.pauseGroup.run(null, this.#queue, groupId);
+        return changed(undefined);
       });
     },
     discard: (seq) => {
@@ -556,17 +612,19 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
           claimOrder: row.claim_order,
           inFlight: row.held_seq === null && row.locked_until !== null && row.locked_until >= now,
           heldBy: row.held_seq,
+          paused: row.paused !== null,
           messages: [],
         },
       });
     }
+    const queuePaused = sql.queueRow.get<QueueRow>(queue, queue)!.paused !== null;
     for (const row of sql.messages.all<MessageRow>(queue)) {
       const { snapshot, row: group } = groups.get(row.group_id)!;
       // The head carries the group's lease; every later message is untouched.
       const isHead = snapshot.messages.length === 0;
-      snapshot.messages.push(snapshotOf<E>(row, isHead ? group : undefined, group.held_seq !== null, now));
+      snapshot.messages.push(snapshotOf<E>(row, isHead ? group : undefined, group.held_seq !== null, queuePaused || group.paused !== null, now));
     }
-    return { now, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: sql.deadLetters.all<DeadRow>(queue).map(deadLetterOf<E>) };
+    return { now, paused: queuePaused, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: sql.deadLetters.all<DeadRow>(queue).map(deadLetterOf<E>) };
   }
 
   /** The body of one publish, inside the caller's transaction. */
@@ -590,7 +648,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     }
     const notBefore = delayMs > 0 ? now + delayMs : null;
     const { seq } = sql.insertMessage.get<{ seq: number }>(queue, groupId, json, key, notBefore, queue)!;
-    sql.insertGroup.run(queue, groupId, priority, seq, notBefore);
+    sql.insertGroup.run(queue, groupId, priority, seq, notBefore, queue, groupId);
     return seq;
   }
 
@@ -683,7 +741,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   #claimClaimable(workerId: string, visibilityMs: number, minPriority: number, max: number, now: number): Lease<E>[] | null {
     const sql = this.#sql;
     const queue = this.#queue;
-    const rows = sql.claimable.all<{ group_id: string; head_attempt: number; seq: number; event: string; claims: number }>(queue, queue, minPriority, now, max, queue, queue);
+    const rows = sql.claimable.all<{ group_id: string; head_attempt: number; seq: number; event: string; claims: number }>(queue, queue, minPriority, now, queue, max, queue, queue);
     const leases: Lease<E>[] = [];
     if (rows.length === 0) return leases;
     for (const row of rows) if (row.head_attempt >= this.#maxAttempts) return null;
@@ -710,12 +768,12 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     const queue = this.#queue;
     const expiresAt = now + visibilityMs;
     for (;;) {
-      const leased = sql.claimGroup.get<{ group_id: string; head_attempt: number }>(workerId, expiresAt, queue, queue, queue, minPriority, now, this.#maxAttempts);
+      const leased = sql.claimGroup.get<{ group_id: string; head_attempt: number }>(workerId, expiresAt, queue, queue, queue, minPriority, now, queue, this.#maxAttempts);
       if (leased) {
         const head = sql.head.get<{ seq: number; event: string }>(queue, leased.group_id)!;
         return { seq: head.seq, groupId: leased.group_id, event: JSON.parse(head.event) as E, workerId, attempt: leased.head_attempt, expiresAt, queue: this.#queueName };
       }
-      const group = sql.nextGroup.get<{ group_id: string }>(queue, minPriority, now);
+      const group = sql.nextGroup.get<{ group_id: string }>(queue, minPriority, now, queue);
       if (!group) return null;
       // Poison message: out of its group, which keeps its place in the round-robin order.
       const { seq } = sql.head.get<{ seq: number }>(queue, group.group_id)!;
@@ -770,8 +828,11 @@ function lost(lease: Lease<unknown>): LeaseLostError {
   return new LeaseLostError(lease.seq, lease.attempt, lease.groupId);
 }
 
-function snapshotOf<E>(row: MessageRow, lease: GroupRow | undefined, held: boolean, now: number): MessageSnapshot<E> {
+function snapshotOf<E>(row: MessageRow, lease: GroupRow | undefined, held: boolean, paused: boolean, now: number): MessageSnapshot<E> {
   if (held) return { seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, state: 'held', attempt: 0, holder: null, expiresAt: null, key: row.key };
+  if (paused && !(lease && lease.holder !== null && lease.locked_until! >= now)) {
+    return { seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, state: 'paused', attempt: lease?.head_attempt ?? 0, holder: null, expiresAt: null, key: row.key };
+  }
   const holder = lease?.holder ?? null;
   const expiry = lease ? lease.locked_until : row.not_before;
   const state = lease ? headState(holder, expiry, lease.head_attempt, now) : waitingState(row.not_before, now);

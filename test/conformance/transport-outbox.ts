@@ -369,6 +369,130 @@ export function describeOutbox(caps: TransportCaps, c: OutboxSuiteContext): void
     });
   });
 
+  describe('pause and resume, of the queue or of one group', () => {
+    const claimAll = async (worker = 'w') => {
+      const got: string[] = [];
+      for (let lease = await t().claim(worker, 1000); lease; lease = await t().claim(worker, 1000)) {
+        got.push(`${lease.groupId}:${String(lease.event)}`);
+        await t().ack(lease);
+      }
+      return got;
+    };
+
+    it('a paused group delivers nothing, takes publishes, and goes on from its head when resumed', async () => {
+      await t().publish('a', 'a1');
+      await t().publish('b', 'b1');
+      await t().pause('a');
+      await t().publish('a', 'a2');
+      expect(await claimAll()).toEqual(['b:b1']);
+      expect(await countsAddUp()).toMatchObject({ groups: 1, ready: 0, waiting: 1, queued: 2, paused: false, pausedGroups: 1 });
+      expect((await t().inspect()).groups.map((g) => [g.groupId, g.paused, g.messages.map((m) => m.state)])).toEqual([['a', true, ['paused', 'paused']]]);
+      await t().resume('a');
+      expect(await countsAddUp()).toMatchObject({ ready: 1, waiting: 0, pausedGroups: 0 });
+      expect(await claimAll()).toEqual(['a:a1', 'a:a2']);
+    });
+
+    it('a pause may name a group before its first publish, and outlives the group emptying', async () => {
+      await t().pause('later');
+      expect(await t().stats()).toMatchObject({ groups: 0, pausedGroups: 1 });
+      await t().publish('later', 'l1');
+      expect(await t().claim('w', 1000)).toBeNull();
+      await t().resume('later');
+      const lease = (await t().claim('w', 1000))!;
+      await t().pause('later');
+      await t().ack(lease); // a lease in flight can still be acked: the group is now empty
+      await t().publish('later', 'l2');
+      expect(await t().claim('w', 1000)).toBeNull();
+      await t().resume('later');
+      expect(await claimAll()).toEqual(['later:l2']);
+    });
+
+    it('leases in flight can be extended, released, nacked and rejected; one that runs out is not delivered again', async () => {
+      await t().publish('a', 'a1');
+      await t().publish('a', 'a2');
+      const lease = (await t().claim('w', 1000))!;
+      await t().pause('a');
+      expect((await t().inspect()).groups[0]!.messages.map((m) => m.state)).toEqual(['leased', 'paused']);
+      expect(await countsAddUp()).toMatchObject({ leased: 1, ready: 0, nextReadyAt: null });
+      const renewed = await t().extend(lease, 2000);
+      await c.tick(2001);
+      expect(await t().claim('w2', 1000)).toBeNull(); // ran out while paused: held back
+      expect((await t().inspect()).groups[0]!.messages[0]!.state).toBe('paused');
+      await t().release(renewed); // the late holder may still give it back
+      expect(await t().claim('w2', 1000)).toBeNull();
+      await t().resume('a');
+      const again = (await t().claim('w2', 1000))!;
+      expect(again).toMatchObject({ seq: lease.seq, attempt: lease.attempt });
+      await t().pause('a');
+      await t().nack(again, 10);
+      await t().resume('a');
+      expect(await t().claim('w2', 1000)).toBeNull(); // its park still holds it
+      await c.tick(11);
+      const third = (await t().claim('w2', 1000))!;
+      await t().pause('a');
+      await t().reject(third, 'no');
+      expect((await t().deadLetters()).map((d) => d.reason)).toEqual(['no']);
+      await t().resume('a');
+      expect(await claimAll()).toEqual(['a:a2']);
+    });
+
+    it('a paused queue delivers nothing at all; a group paused by name stays paused when the queue resumes', async () => {
+      await t().publish('a', 'a1', { delayMs: 5 });
+      await t().publish('b', 'b1');
+      await t().pause('b');
+      await t().pause();
+      await t().pause(); // idempotent
+      await c.tick(10);
+      expect(await t().claim('w', 1000)).toBeNull();
+      expect(await t().claimMany('w', 1000, { max: 5 })).toEqual([]);
+      expect(await countsAddUp()).toMatchObject({ ready: 0, waiting: 2, paused: true, pausedGroups: 1, nextReadyAt: null });
+      const snapshot = await t().inspect();
+      expect(snapshot.paused).toBe(true);
+      expect(states(snapshot).sort()).toEqual([['a', false, [['a1', 'paused']]], ['b', false, [['b1', 'paused']]]]);
+      await t().publish('c', 'c1');
+      await t().resume();
+      await t().resume(); // idempotent
+      expect(await t().stats()).toMatchObject({ paused: false, ready: 2 });
+      expect((await claimAll()).sort()).toEqual(['a:a1', 'c:c1']);
+      await t().resume('b');
+      expect(await claimAll()).toEqual(['b:b1']);
+    });
+
+    it.skipIf(caps.limits?.roundRobinPerPart)('keeps the round-robin order and the FIFO of every group', async () => {
+      for (const g of ['a', 'b', 'c']) for (const n of [1, 2]) await t().publish(g, `${g}${n}`);
+      await t().pause('b');
+      expect(await claimAll()).toEqual(['a:a1', 'c:c1', 'a:a2', 'c:c2']);
+      await t().resume('b');
+      expect(await claimAll()).toEqual(['b:b1', 'b:b2']);
+    });
+
+    it('a held group that is paused waits for both its redrive and its resume', async () => {
+      await c.open({ maxAttempts: 1, onDeadLetter: 'hold' });
+      const create = await t().publish('note', 'create');
+      await t().publish('note', 'edit');
+      await t().nack((await t().claim('w', 1000))!);
+      expect(await t().claim('w', 1000)).toBeNull();
+      await t().pause('note');
+      await t().redrive(create);
+      expect(await t().claim('w', 1000)).toBeNull();
+      expect(await countsAddUp()).toMatchObject({ held: 0, waiting: 1 });
+      await t().resume('note');
+      expect(await claimAll()).toEqual(['note:create', 'note:edit']);
+    });
+
+    it('refuses a bad group id before anything changes', async () => {
+      await t().publish('g', 'a');
+      for (const action of [() => t().pause(''), () => t().resume(7 as never), () => t().pause(null as never)]) {
+        await c.unchangedBy(async () => {
+          const error = await action().then(() => undefined, (e: unknown) => e);
+          expect(error).toBeInstanceOf(Error);
+          expect(String(error)).toMatch(/groupId/);
+        });
+      }
+      expect(await t().stats()).toMatchObject({ paused: false, pausedGroups: 0 });
+    });
+  });
+
   describe('the new arguments are checked before anything changes', () => {
     it('refuses a bad reason, delay, seq or policy', async () => {
       await t().publish('g', 'a');

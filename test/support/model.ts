@@ -36,6 +36,10 @@ export class TransportModel {
   holds = new Map<string, number>();
   lastSeq = 0;
   counter = 0;
+  /** pause() with no group: nothing is delivered. */
+  pausedQueue = false;
+  /** Groups paused by name, with messages or not. */
+  pausedNames = new Set<string>();
 
   constructor(
     readonly maxAttempts = Infinity,
@@ -88,15 +92,28 @@ export class TransportModel {
       if (this.holds.has(groupId)) continue;
       const head = this.head(groupId)!;
       const until = head.expiry ?? head.notBefore;
-      if (until === null || until < now) ready++;
-      else {
+      const paused = this.pausedQueue || this.pausedNames.has(groupId);
+      if (until === null || until < now) {
+        if (!paused) ready++;
+      } else {
         if (head.holder !== null) leased++;
-        next = next === null ? until : Math.min(next, until);
+        if (!paused) next = next === null ? until : Math.min(next, until);
       }
     }
     const groups = this.groups.size;
     const held = this.holds.size;
-    return { queued: this.messages.length, groups, ready, leased, waiting: groups - ready - leased - held, dead: this.dead.length, held, nextReadyAt: next === null ? null : next + 1 };
+    return {
+      queued: this.messages.length,
+      groups,
+      ready,
+      leased,
+      waiting: groups - ready - leased - held,
+      dead: this.dead.length,
+      held,
+      paused: this.pausedQueue,
+      pausedGroups: this.pausedNames.size,
+      nextReadyAt: next === null ? null : next + 1,
+    };
   }
 
   /** Up to `max` successive claims at `now`: what claimMany must return. */
@@ -106,10 +123,21 @@ export class TransportModel {
     return leases;
   }
 
+  pause(groupId?: string): void {
+    if (groupId === undefined) this.pausedQueue = true;
+    else this.pausedNames.add(groupId);
+  }
+
+  resume(groupId?: string): void {
+    if (groupId === undefined) this.pausedQueue = false;
+    else this.pausedNames.delete(groupId);
+  }
+
   claim(workerId: string, visibility: number, minPriority: number, now: number): ModelLease | null {
+    if (this.pausedQueue) return null;
     for (;;) {
       const candidates = this.messages
-        .filter((m) => (m.expiry === null || m.expiry < now) && !this.holds.has(m.groupId) && !this.inFlight(m.groupId, now) && this.groups.get(m.groupId)!.priority >= minPriority)
+        .filter((m) => (m.expiry === null || m.expiry < now) && !this.holds.has(m.groupId) && !this.pausedNames.has(m.groupId) && !this.inFlight(m.groupId, now) && this.groups.get(m.groupId)!.priority >= minPriority)
         .sort((a, b) => this.groups.get(a.groupId)!.claimOrder - this.groups.get(b.groupId)!.claimOrder || a.seq - b.seq);
       const m = candidates[0];
       if (!m) return null;
@@ -215,10 +243,13 @@ export class TransportModel {
       claimOrder: g.claimOrder,
       inFlight: !this.holds.has(groupId) && this.inFlight(groupId, now),
       heldBy: this.holds.get(groupId) ?? null,
+      paused: this.pausedNames.has(groupId),
       messages: this.messages
         .filter((m) => m.groupId === groupId)
         .map((m) => {
           if (this.holds.has(groupId)) return { seq: m.seq, event: m.event, state: 'held', attempt: 0, holder: null, expiresAt: null, key: m.key };
+          const paused = this.pausedQueue || this.pausedNames.has(groupId);
+          if (paused && !(m.holder !== null && m.expiry! >= now)) return { seq: m.seq, event: m.event, state: 'paused', attempt: m.attempt, holder: null, expiresAt: null, key: m.key };
           if (m.expiry === null) {
             const delayed = m.notBefore !== null && m.notBefore >= now;
             return { seq: m.seq, event: m.event, state: delayed ? 'delayed' : 'ready', attempt: m.attempt, holder: m.holder, expiresAt: delayed ? m.notBefore : null, key: m.key };

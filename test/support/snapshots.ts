@@ -1,14 +1,16 @@
 /**
  * Snapshots kept with the schema fixtures were written before schema 6 (core) / 5 (PostgreSQL)
- * added holds and reasons: read by today's leasehold, every group has `heldBy: null` and every
- * dead letter `reason: null`, and nothing else differs.
+ * added holds and reasons, and 7 pauses: read by today's leasehold, every group has
+ * `heldBy: null` and `paused: false`, the queue `paused: false`, every dead letter
+ * `reason: null`, and nothing else differs.
  */
 import type { TransportSnapshot } from '../../src/transport/contract.js';
 
 export function asReadToday(snapshot: TransportSnapshot): TransportSnapshot {
   return {
     ...snapshot,
-    groups: snapshot.groups.map((group) => ({ ...group, heldBy: group.heldBy ?? null })),
+    paused: snapshot.paused ?? false,
+    groups: snapshot.groups.map((group) => ({ ...group, heldBy: group.heldBy ?? null, paused: group.paused ?? false })),
     deadLetters: snapshot.deadLetters.map((letter) => ({ ...letter, reason: letter.reason ?? null })),
   };
 }
