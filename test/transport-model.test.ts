@@ -17,6 +17,8 @@ interface PublishSpec {
   key: number | null;
   delay: number | null;
   onDuplicate: 'skip' | 'replace' | 'merge';
+  /** Distances back from the last seq issued: the seqs its `after` names (queued, dead or gone). */
+  after: number[] | null;
 }
 
 type Command =
@@ -47,6 +49,7 @@ const publishSpec = {
   key: fc.option(fc.nat(2), { freq: 3 }),
   delay: fc.option(durations, { freq: 4 }),
   onDuplicate: fc.constantFrom('skip' as const, 'replace' as const, 'merge' as const),
+  after: fc.option(fc.array(fc.nat(12), { minLength: 1, maxLength: 2 }), { freq: 3 }),
 };
 
 const command: fc.Arbitrary<Command> = fc.oneof(
@@ -73,19 +76,21 @@ const command: fc.Arbitrary<Command> = fc.oneof(
 );
 
 /** The same publish for the backend and the model (which takes the absolute delay). */
-function publishArgs(spec: PublishSpec, n: number, now: number) {
+function publishArgs(spec: PublishSpec, n: number, now: number, lastIssued: number) {
   const groupId = `g${spec.group}`;
   const key = spec.key === null ? null : `k${spec.key}`;
   // Members that a merge adds, replaces or (null) removes.
   const event = { group: groupId, n, [`f${n % 3}`]: n % 2 === 0 ? n : null };
   const onDuplicate = key === null ? 'skip' : spec.onDuplicate;
+  const after = spec.after === null || lastIssued === 0 ? [] : [...new Set(spec.after.map((back) => Math.max(1, lastIssued - back)))];
   const options = {
     priority: spec.priority,
     ...(key === null ? {} : { key, onDuplicate }),
     ...(spec.delay === null ? {} : { delayMs: spec.delay }),
+    ...(after.length === 0 ? {} : { after }),
   };
-  const model: [string, unknown, number, string | null, number | null, typeof onDuplicate, number] = [
-    groupId, event, spec.priority, key, spec.delay === null ? null : now + spec.delay, onDuplicate, now,
+  const model: [string, unknown, number, string | null, number | null, typeof onDuplicate, number, number[]] = [
+    groupId, event, spec.priority, key, spec.delay === null ? null : now + spec.delay, onDuplicate, now, after,
   ];
   return [{ groupId, event, options }, model] as const;
 }
@@ -110,12 +115,12 @@ describe.each(transportBackends)('model-based: $name', (backend) => {
               const now = h.clock.now();
               switch (c.kind) {
                 case 'publish': {
-                  const [real, expected] = publishArgs(c, model.lastSeq + 1, now);
+                  const [real, expected] = publishArgs(c, model.lastSeq + 1, now, model.lastSeq);
                   expect(await t.publish(real.groupId, real.event, real.options)).toBe(model.publish(...expected));
                   break;
                 }
                 case 'publishMany': {
-                  const batch = c.items.map((item, i) => publishArgs(item, model.lastSeq + 1 + i, now));
+                  const batch = c.items.map((item, i) => publishArgs(item, model.lastSeq + 1 + i, now, model.lastSeq));
                   const seqs = await t.publishMany(batch.map(([real]) => real));
                   expect(seqs).toEqual(batch.map(([, expected]) => model.publish(...expected)));
                   break;

@@ -12,7 +12,7 @@ import { h, icon, setAttr, setIcon, setText } from './dom.ts';
 /** Chips drawn per group; the rest is counted. Keeps the DOM bounded whatever the backlog. */
 const CHIPS_PER_GROUP = 6;
 
-const STATE_LABEL: Record<MessageSnapshot['state'], string> = { ready: 'ready', leased: 'leased', expired: 'lease ran out', parked: 'parked', delayed: 'delayed', held: 'held at a dead letter', paused: 'paused' };
+const STATE_LABEL: Record<MessageSnapshot['state'], string> = { ready: 'ready', leased: 'leased', expired: 'lease ran out', parked: 'parked', delayed: 'delayed', held: 'held at a dead letter', paused: 'paused', blocked: 'waits for another message' };
 
 interface Chip {
   el: HTMLLIElement;
@@ -169,6 +169,8 @@ function detail(m: MessageSnapshot, now: number): string {
       return 'waits for its dead letter';
     case 'paused':
       return 'paused: waits for resume';
+    case 'blocked':
+      return 'waits for the messages it names';
     default:
       return m.attempt > 0 ? 'back in line' : 'waiting';
   }

@@ -5,7 +5,7 @@
  * enough to poll.
  * @internal
  */
-import { headState, waitingState } from '../transport/shared.js';
+import { BLOCKED, headState, waitingState } from '../transport/shared.js';
 import type { DeadLetter, GroupSnapshot, TransportSnapshot, TransportStats } from '../transport/contract.js';
 import { decodeId } from './ids.js';
 
@@ -49,7 +49,7 @@ export function snapshotFrom<E>(row: InspectRow): TransportSnapshot<E> {
   for (const g of row.groups) {
     groups.set(g.g, {
       lock: g,
-      snapshot: { groupId: decodeId(g.g), priority: g.p, claimOrder: g.o, inFlight: g.x === null && g.u !== null && g.u >= now, heldBy: g.x, paused: g.z === true, messages: [] },
+      snapshot: { groupId: decodeId(g.g), priority: g.p, claimOrder: g.o, inFlight: g.x === null && g.u !== null && g.u >= now && g.u < BLOCKED, heldBy: g.x, paused: g.z === true, messages: [] },
     });
   }
   for (const m of row.messages) {
@@ -75,14 +75,14 @@ export function snapshotFrom<E>(row: InspectRow): TransportSnapshot<E> {
       state,
       attempt: head ? lock.a : 0,
       holder,
-      expiresAt: state === 'ready' ? null : expiry,
+      expiresAt: state === 'ready' || state === 'blocked' ? null : expiry,
       key: m.k === null ? null : decodeId(m.k),
     });
   }
   return { now, paused: queuePaused, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: deadLettersFrom<E>(row.dead) };
 }
 
-export interface StatsRow { queued: string; groups: string; ready: string; leased: string; held: string; next: number | null; dead: string; paused: boolean | null; paused_groups: string }
+export interface StatsRow { queued: string; groups: string; ready: string; leased: string; held: string; blocked: string; next: number | null; dead: string; paused: boolean | null; paused_groups: string }
 
 /** The counts of `stats()` in one statement. $1: queue id; $2: the injected clock's reading, or null for the server's. */
 export function statsQuery(s: string): string {
@@ -92,7 +92,8 @@ export function statsQuery(s: string): string {
       count(g.group_id) FILTER (WHERE g.paused IS NULL AND (g.locked_until IS NULL OR g.locked_until < t.now)) AS ready,
       count(g.group_id) FILTER (WHERE g.holder IS NOT NULL AND g.locked_until >= t.now) AS leased,
       count(g.group_id) FILTER (WHERE g.held_seq IS NOT NULL) AS held,
-      min(g.locked_until) FILTER (WHERE g.locked_until >= t.now AND g.held_seq IS NULL AND g.paused IS NULL) AS next,
+      count(g.group_id) FILTER (WHERE g.locked_until = ${BLOCKED}) AS blocked,
+      min(g.locked_until) FILTER (WHERE g.locked_until >= t.now AND g.locked_until < ${BLOCKED} AND g.paused IS NULL) AS next,
       (SELECT count(*) FROM ${s}.lh_dead_letters WHERE queue = $1) AS dead,
       (SELECT paused FROM ${s}.lh_queues WHERE id = $1) AS paused,
       (SELECT count(*) FROM ${s}.lh_paused_groups WHERE queue = $1) AS paused_groups
@@ -106,14 +107,16 @@ export function statsFrom(row: StatsRow): TransportStats {
   const ready = paused ? 0 : Number(row.ready);
   const leased = Number(row.leased);
   const held = Number(row.held);
+  const blocked = Number(row.blocked);
   return {
     queued: Number(row.queued),
     groups,
     ready,
     leased,
-    waiting: groups - ready - leased - held,
+    waiting: groups - ready - leased - held - blocked,
     dead: Number(row.dead),
     held,
+    blocked,
     paused,
     pausedGroups: Number(row.paused_groups),
     nextReadyAt: row.next === null || paused ? null : row.next + 1,

@@ -8,7 +8,7 @@
  */
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
 import { Listeners } from '../transport/notifier.js';
-import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkReason, checkSeq, checkTransportOptions, checkQueuePolicy } from '../transport/shared.js';
+import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkReason, checkSeq, checkTransportOptions, checkQueuePolicy, neverIssued } from '../transport/shared.js';
 import type {
   AckAndClaimManyResult,
   AckManyResult,
@@ -161,11 +161,17 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   #fn(name: string, args: number): string {
-    return `${this.#s}.${name}(${Array.from({ length: args }, (_, i) => `$${i + 1}`).join(', ')})`;
+    return `${this.#s}.${name}(${params(args)})`;
+  }
+
+  /** The last seq the queue's sequence handed out (0 before the first). */
+  async #lastSeq(seqs: number): Promise<number> {
+    const [row] = await this.#db.query<{ last: string }>('SELECT coalesce(pg_sequence_last_value($1::oid::regclass), 0) AS last', [seqs]);
+    return Number(row!.last);
   }
 
   async publish(groupId: string, event: E, options?: PublishOptions): Promise<number> {
-    const { priority, key, delayMs, onDuplicate } = checkPublish(groupId, options);
+    const { priority, key, delayMs, onDuplicate, after } = checkPublish(groupId, options);
     checkIndexedId('groupId', groupId);
     if (key !== null) checkIndexedId('options.key', key);
     const json = toJson('event', event);
@@ -173,23 +179,38 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const now = this.#now();
     const q = await this.#open();
     const args = [q.id, q.seqs, encodeId(groupId), json, priority, key === null ? null : encodeId(key), delayMs, now, q.channel];
-    const [row] = await (onDuplicate === 'skip'
-      ? this.#db.query<{ seq: string }>(`SELECT ${this.#fn('lh_publish', 9)} AS seq`, args)
-      : this.#db.query<{ seq: string }>(`SELECT ${this.#fn('lh_publish_keyed', 10)} AS seq`, [...args, onDuplicate]));
+    const [row] = await (after.length > 0
+      ? this.#db.query<{ seq: string }>(`SELECT ${this.#s}.lh_publish_after(${params(10)}, ARRAY(SELECT e::bigint FROM json_array_elements_text($11::json) e)) AS seq`, [
+          ...args,
+          onDuplicate,
+          JSON.stringify(after),
+        ])
+      : onDuplicate === 'skip'
+        ? this.#db.query<{ seq: string }>(`SELECT ${this.#fn('lh_publish', 9)} AS seq`, args)
+        : this.#db.query<{ seq: string }>(`SELECT ${this.#fn('lh_publish_keyed', 10)} AS seq`, [...args, onDuplicate]));
+    const seq = Number(row!.seq);
+    if (seq < 0) throw neverIssued(-seq, await this.#lastSeq(q.seqs));
     this.#changed(null);
-    return Number(row!.seq);
+    return seq;
   }
 
   async publishMany(items: readonly PublishItem<E>[]): Promise<number[]> {
     const checked = checkPublishItems<E>(items).map(({ groupId, event, args }, i) => {
       checkIndexedId(`items[${i}].groupId`, groupId);
       if (args.key !== null) checkIndexedId(`items[${i}].options.key`, args.key);
-      return [encodeId(groupId), toJson(`items[${i}].event`, event), args.priority, args.key === null ? null : encodeId(args.key), args.delayMs, args.onDuplicate];
+      return [encodeId(groupId), toJson(`items[${i}].event`, event), args.priority, args.key === null ? null : encodeId(args.key), args.delayMs, args.onDuplicate, args.after];
     });
     this.#ensureOpen();
     if (checked.length === 0) return [];
     const now = this.#now();
     const q = await this.#open();
+    const named = checked.flatMap((item) => item[6] as number[]);
+    if (named.length > 0) {
+      // Seqs only grow: one issued before this call stays issued (the batch checks again).
+      const last = await this.#lastSeq(q.seqs);
+      const unknown = named.find((seq) => seq > last);
+      if (unknown !== undefined) throw neverIssued(unknown, last);
+    }
     const rows = await this.#db.query<{ o_seq: string }>(`SELECT o_seq FROM ${this.#fn('lh_publish_many', 5)}`, [q.id, q.seqs, JSON.stringify(checked), now, q.channel]);
     this.#changed(null);
     return rows.map((r) => Number(r.o_seq));
@@ -474,4 +495,9 @@ function checkGroupArgument(groupId: string | undefined): string | null {
   checkId('groupId', groupId);
   checkIndexedId('groupId', groupId);
   return encodeId(groupId);
+}
+
+/** `$1, …, $n`. */
+function params(n: number): string {
+  return Array.from({ length: n }, (_, i) => `$${i + 1}`).join(', ');
 }

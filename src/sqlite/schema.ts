@@ -9,6 +9,7 @@
  * @internal
  */
 import { SchemaTooNewError } from '../errors.js';
+import { BLOCKED } from '../transport/shared.js';
 import { CORE_COMPONENT, type SqlDatabase } from './driver.js';
 
 /**
@@ -42,6 +43,20 @@ export function migrateComponent(db: SqlDatabase, component: string, migrations:
     if (done) return;
   }
 }
+
+/**
+ * Migration 8's trigger program, shared by its two triggers: message OLD.seq left the queue for
+ * good, so each message waiting for it counts it off, gets its own delay back when it waited for
+ * nothing else, and frees its group if it is the head (a blocked group's lock is BLOCKED).
+ */
+const satisfyWaits = `    UPDATE OR FAIL lh_messages SET waits = nullif(waits - 1, 0)
+      WHERE queue_id = OLD.queue_id AND (group_id, seq) IN (SELECT group_id, seq FROM lh_waits WHERE queue_id = OLD.queue_id AND on_seq = OLD.seq);
+    UPDATE OR FAIL lh_messages SET not_before = delay_until, delay_until = NULL
+      WHERE queue_id = OLD.queue_id AND waits IS NULL AND not_before = ${BLOCKED}
+        AND (group_id, seq) IN (SELECT group_id, seq FROM lh_waits WHERE queue_id = OLD.queue_id AND on_seq = OLD.seq);
+    UPDATE OR FAIL lh_groups SET locked_until = (SELECT not_before FROM lh_messages m WHERE m.queue_id = lh_groups.queue_id AND m.group_id = lh_groups.group_id ORDER BY seq LIMIT 1)
+      WHERE queue_id = OLD.queue_id AND locked_until = ${BLOCKED} AND group_id IN (SELECT group_id FROM lh_waits WHERE queue_id = OLD.queue_id AND on_seq = OLD.seq);
+    DELETE FROM lh_waits WHERE queue_id = OLD.queue_id AND on_seq = OLD.seq;`;
 
 /**
  * The core component's migrations: each entry moves the schema from version i to i + 1. Append;
@@ -334,6 +349,37 @@ const migrations: readonly string[] = [
     group_id TEXT    NOT NULL,
     PRIMARY KEY (queue_id, group_id)
   ) WITHOUT ROWID;
+  `,
+  // 8: a message that waits for others to be gone (`after`). It counts the named messages still
+  // in the queue (`waits`) and carries the delay BLOCKED (later than any clock) in `not_before`,
+  // its own delay waiting in `delay_until`: every path that gives a group its new head's delay
+  // (the removal trigger, a hold lifted, a new group) blocks the group with no change, and the
+  // claim's walk passes it like a parked one. A named message is `watched`; when it leaves the
+  // queue (acked, cancelled: not into the dead letters), or its dead letter is discarded, one
+  // trigger program counts it off its waiters and frees a group whose head waited for it last.
+  // A redrive moves the waits to the message it puts back before the dead letter goes.
+  `
+  ALTER TABLE lh_messages ADD COLUMN waits INTEGER;
+  ALTER TABLE lh_messages ADD COLUMN delay_until INTEGER;
+  ALTER TABLE lh_messages ADD COLUMN watched INTEGER;
+  CREATE TABLE lh_waits (
+    queue_id INTEGER NOT NULL,
+    on_seq   INTEGER NOT NULL,                     -- the message waited for
+    group_id TEXT    NOT NULL,                     -- the waiting message's group and seq
+    seq      INTEGER NOT NULL,
+    PRIMARY KEY (queue_id, on_seq, seq)
+  ) WITHOUT ROWID;
+  CREATE TRIGGER lh_waited_gone AFTER DELETE ON lh_messages
+    WHEN OLD.watched IS NOT NULL AND NOT EXISTS (SELECT 1 FROM lh_dead_letters WHERE queue_id = OLD.queue_id AND seq = OLD.seq) BEGIN
+${satisfyWaits}
+  END;
+  CREATE TRIGGER lh_dead_letter_gone AFTER DELETE ON lh_dead_letters
+    WHEN NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id AND seq = OLD.seq) BEGIN
+${satisfyWaits}
+  END;
+  CREATE TRIGGER lh_waiter_gone AFTER DELETE ON lh_messages WHEN OLD.waits IS NOT NULL BEGIN
+    DELETE FROM lh_waits WHERE queue_id = OLD.queue_id AND seq = OLD.seq;
+  END;
   `,
 ];
 

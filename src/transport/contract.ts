@@ -92,6 +92,18 @@ export interface PublishOptions {
    */
   onDuplicate?: DuplicatePolicy;
   /**
+   * Seqs of this queue (one, or an array of at most 100) that must be gone before this message
+   * is delivered: acked, cancelled, or dead-lettered and then discarded (a dead letter is not
+   * gone: it may be redriven, and a redriven message is waited for under its new seq). Until
+   * then the message waits at its group's head as a delayed one would (FIFO and round-robin
+   * untouched; `inspect()` shows it `blocked`); a seq already gone is satisfied at once. Order
+   * across groups: a task created under a note waits for the note's create. Only when a new
+   * message is appended (not when `onDuplicate` changes a queued one).
+   * @throws RangeError (as a rejected publish, nothing written) for a seq the queue never
+   *   issued; TypeError / RangeError for one that is not a positive integer.
+   */
+  after?: number | readonly number[];
+  /**
    * Hold the message for this many milliseconds (finite, ≥ 0; default 0): it is not deliverable
    * while `now <= publishedAt + delayMs`, exactly as a park of `delayMs` would hold it. FIFO still
    * holds: a delayed head holds its group, and the messages behind it wait; a delayed message
@@ -143,7 +155,7 @@ export interface AckAndClaimManyResult<E = unknown> extends AckManyResult<E> {
 export interface TransportStats {
   /** Messages queued: ready, leased, parked or delayed. Dead letters are not counted. */
   queued: number;
-  /** Groups with at least one queued message or a hold. `ready + leased + waiting + held === groups`. */
+  /** Groups with at least one queued message or a hold. `ready + leased + waiting + held + blocked === groups`. */
   groups: number;
   /** Groups whose head a claim could take now (free, or its lease, park or delay ran out), at any priority. */
   ready: number;
@@ -156,6 +168,11 @@ export interface TransportStats {
   waiting: number;
   /** Dead letters. */
   dead: number;
+  /**
+   * Groups whose head waits for messages it names in `after` (paused or not). Counted in
+   * `groups` and in none of `ready`, `leased`, `waiting`, `held`.
+   */
+  blocked: number;
   /**
    * Groups held at a dead letter (queues with `onDeadLetter: 'hold'`), whether or not messages
    * wait behind it. A held group counts in `groups` and in none of `ready`, `leased`, `waiting`.
@@ -212,10 +229,10 @@ export interface TransportOptions {
 }
 
 /** A message's state, as {@link Transport.inspect} reports it at the snapshot's `now`. */
-export type MessageState = 'ready' | 'leased' | 'expired' | 'parked' | 'delayed' | 'held' | 'paused' | 'dead';
+export type MessageState = 'ready' | 'leased' | 'expired' | 'parked' | 'delayed' | 'held' | 'paused' | 'blocked' | 'dead';
 
 /** All the states, for code that iterates over them (legends, counters). */
-export const MESSAGE_STATES: readonly MessageState[] = Object.freeze(['ready', 'leased', 'expired', 'parked', 'delayed', 'held', 'paused', 'dead']);
+export const MESSAGE_STATES: readonly MessageState[] = Object.freeze(['ready', 'leased', 'expired', 'parked', 'delayed', 'held', 'paused', 'blocked', 'dead']);
 
 /** One queued message in a {@link TransportSnapshot}. */
 export interface MessageSnapshot<E = unknown> {
@@ -230,7 +247,9 @@ export interface MessageSnapshot<E = unknown> {
    * its group; a delayed message further back waits for its turn and its time); `held`: in a
    * group held at a dead letter, waiting for its redrive or discard; `paused`: in a paused group
    * or queue and not under a live lease (see {@link Transport.pause}), waiting for its resume.
-   * A hold reads before a pause, and a live lease before both.
+   * `blocked`: published with `after` and waiting for a message it names to be gone (see
+   * {@link PublishOptions.after}). A hold reads before a pause, a pause before a block, and a
+   * live lease before all three.
    */
   state: Exclude<MessageState, 'dead'>;
   /** Deliveries so far. */
@@ -308,7 +327,8 @@ export interface Transport<E = unknown> {
    * {@link publish} for many messages in one transaction (one commit): returns their seqs in the
    * order given. Every item is checked first; one bad item rejects the whole batch (TypeError /
    * RangeError naming `items[i]`) and nothing is written. An item whose key matches a queued
-   * message, or an earlier item of the batch, gets that message's seq. `[]` gives `[]`.
+   * message, or an earlier item of the batch, gets that message's seq. `[]` gives `[]`. An item's
+   * `after` names seqs issued before the batch.
    */
   publishMany(items: readonly PublishItem<E>[]): Promise<number[]>;
 

@@ -20,6 +20,7 @@ import {
   checkPublishItems,
   checkSeq,
   mergePatch,
+  neverIssued,
   checkTransportOptions,
   headState,
   MAX_PRIORITY,
@@ -61,6 +62,10 @@ interface Message<E> {
   holder: string | null;
   /** End of the head's lease, park or delay; null when free (always null behind the head). */
   expiry: number | null;
+  /** How many messages named in its `after` are still in the queue: while > 0, it blocks its group at the head. */
+  waits: number;
+  /** Out of the queue (acked, cancelled, dead): a waiter that left is not counted down. */
+  gone: boolean;
 }
 
 interface Group<E> extends HeapItem {
@@ -109,6 +114,10 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   readonly #pausedNames = new Set<string>();
   /** The groups of those names that exist now (with messages or a hold). */
   readonly #pausedGroups = new Set<Group<E>>();
+  /** Groups whose head waits for messages named in its `after`: in no heap until they are gone. */
+  readonly #blockedGroups = new Set<Group<E>>();
+  /** seq → the messages waiting for it to leave the queue (`after`). */
+  readonly #waiters = new Map<number, Message<E>[]>();
   readonly #groups = new Map<string, Group<E>>();
   /** Free groups (head not leased or parked, or its lock ran out), one heap per priority. */
   readonly #free: MinHeap<Group<E>>[] = Array.from({ length: MAX_PRIORITY + 1 }, () => new MinHeap<Group<E>>(byClaimOrder));
@@ -143,6 +152,9 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     const checked = checkPublishItems<E>(items);
     this.#ensureOpen();
     const now = checked.some((item) => item.args.delayMs > 0) ? readClock(this.#clock) : 0;
+    // `after` names seqs issued before the batch (an item's own seq is not known until it
+    // returns): checked whole first, so a bad one leaves nothing written.
+    for (const { args } of checked) for (const seq of args.after) if (seq > this.#lastSeq) throw neverIssued(seq, this.#lastSeq);
     return checked.map(({ groupId, event, args }) => this.#publish(groupId, event, args, args.delayMs > 0 ? now + args.delayMs : null));
   }
 
@@ -151,17 +163,18 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     return args.delayMs > 0 ? readClock(this.#clock) + args.delayMs : null;
   }
 
-  #publish(groupId: string, event: E, { priority, key, onDuplicate }: PublishArgs, notBefore: number | null): number {
+  #publish(groupId: string, event: E, { priority, key, onDuplicate, after }: PublishArgs, notBefore: number | null): number {
+    const waitsFor = after.length === 0 ? [] : this.#stillQueued(after);
     const group = key === null ? undefined : this.#groups.get(groupId);
     const existing = group?.keys.get(key!);
-    if (!existing) return this.#append(groupId, event, priority, key, notBefore);
+    if (!existing) return this.#append(groupId, event, priority, key, notBefore, waitsFor);
     if (onDuplicate === 'skip') return existing.seq;
     if (existing.holder !== null) {
       if (existing.expiry! >= readClock(this.#clock)) {
         // Under a live lease, maybe on the wire already: the new event goes behind it, with the key.
         existing.key = null;
         group!.keys.delete(key!);
-        return this.#append(groupId, event, priority, key, notBefore);
+        return this.#append(groupId, event, priority, key, notBefore, waitsFor);
       }
       // The lease ran out: the late holder worked on the old event, so its ack must not count.
       existing.holder = null;
@@ -171,6 +184,37 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     existing.event = onDuplicate === 'replace' ? event : (mergePatch(existing.event, event) as E);
     this.#listeners.notify();
     return existing.seq;
+  }
+
+  /** The seqs of `after` still in the queue (queued or dead); a seq never issued is a RangeError. */
+  #stillQueued(after: readonly number[]): number[] {
+    const found: number[] = [];
+    for (const seq of after) {
+      if (seq > this.#lastSeq) throw neverIssued(seq, this.#lastSeq);
+      if (this.#dead.has(seq) || this.#find(seq)) found.push(seq);
+    }
+    return found;
+  }
+
+  /** The queued message `seq`, by a scan (as cancel finds one: no index by seq). */
+  #find(seq: number): Message<E> | undefined {
+    for (const group of this.#groups.values()) {
+      for (let i = group.head; i < group.fifo.length; i++) if (group.fifo[i]!.seq === seq) return group.fifo[i];
+    }
+    return undefined;
+  }
+
+  /** `seq` left the queue for good: what waited for it counts it off, and a group whose head waited for it last goes on. */
+  #satisfy(seq: number): void {
+    const waiting = this.#waiters.get(seq);
+    if (!waiting) return;
+    this.#waiters.delete(seq);
+    for (const message of waiting) {
+      if (message.gone || --message.waits > 0) continue;
+      const group = this.#groups.get(message.groupId)!;
+      if (group.heldBy === null && group.fifo[group.head] === message) this.#headChanged(group);
+    }
+    this.#listeners.notify();
   }
 
   async claim(workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
@@ -283,7 +327,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       group.heldBy = message.seq;
       this.#heldCount++;
     }
-    this.#removeHead(group);
+    this.#removeHead(group, true);
     this.#dead.set(message.seq, { seq: message.seq, groupId: group.id, priority: group.priority, event: message.event, attempt: message.attempt, deadAt: now, reason });
   }
 
@@ -322,6 +366,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     // held at `now`, and the free heaps the groups a claim could take.
     let leased = 0;
     let ready = 0;
+    const blocked = this.#blockedGroups.size;
     for (const group of this.#locked.items()) if (group.fifo[group.head]!.holder !== null) leased++;
     for (const group of this.#pausedGroups) {
       const head = group.fifo[group.head];
@@ -334,9 +379,10 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       groups: this.#groups.size,
       ready,
       leased,
-      waiting: this.#groups.size - ready - leased - this.#heldCount,
+      waiting: this.#groups.size - ready - leased - this.#heldCount - blocked,
       dead: this.#dead.size,
       held: this.#heldCount,
+      blocked,
       paused: this.#paused,
       pausedGroups: this.#pausedNames.size,
       nextReadyAt: soonest ? soonest.lockedUntil + 1 : null,
@@ -359,6 +405,8 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
           group.fifo.splice(i, 1);
           if (message.key !== null) group.keys.delete(message.key);
           this.#queued--;
+          message.gone = true;
+          this.#satisfy(seq);
         }
         return true;
       }
@@ -403,9 +451,18 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     const letter = this.#deadLetter(seq);
     this.#dead.delete(seq);
     const group = this.#groups.get(letter.groupId);
-    if (group?.heldBy !== seq) return this.#append(letter.groupId, letter.event, letter.priority, null, null);
+    if (group?.heldBy !== seq) {
+      const newSeq = this.#append(letter.groupId, letter.event, letter.priority, null, null, []);
+      // What waited for the dead letter waits for the message it became.
+      const waiting = this.#waiters.get(seq);
+      if (waiting) {
+        this.#waiters.delete(seq);
+        this.#waiters.set(newSeq, waiting);
+      }
+      return newSeq;
+    }
     // Back to the head it held, with its own seq: every message behind it has a later one.
-    const message: Message<E> = { seq, groupId: group.id, event: letter.event, key: null, notBefore: null, attempt: 0, holder: null, expiry: null };
+    const message: Message<E> = { seq, groupId: group.id, event: letter.event, key: null, notBefore: null, attempt: 0, holder: null, expiry: null, waits: 0, gone: false };
     if (group.head > 0) group.fifo[--group.head] = message;
     else group.fifo.unshift(message);
     if (group.claimOrder === 0) group.firstSeq = seq;
@@ -419,6 +476,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const letter = this.#deadLetter(seq);
     this.#dead.delete(seq);
+    this.#satisfy(seq);
     const group = this.#groups.get(letter.groupId);
     if (group?.heldBy !== seq) return;
     if (group.head === group.fifo.length) {
@@ -496,9 +554,14 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     if (this.#closed) throw new ClosedError('transport');
   }
 
-  #append(groupId: string, event: E, priority: number, key: string | null, notBefore: number | null): number {
+  #append(groupId: string, event: E, priority: number, key: string | null, notBefore: number | null, waitsFor: readonly number[]): number {
     const seq = ++this.#lastSeq;
-    const message: Message<E> = { seq, groupId, event, key, notBefore, attempt: 0, holder: null, expiry: null };
+    const message: Message<E> = { seq, groupId, event, key, notBefore, attempt: 0, holder: null, expiry: null, waits: waitsFor.length, gone: false };
+    for (const named of waitsFor) {
+      const waiting = this.#waiters.get(named);
+      if (waiting) waiting.push(message);
+      else this.#waiters.set(named, [message]);
+    }
     let group = this.#groups.get(groupId);
     const isHead = !group;
     if (!group) {
@@ -515,9 +578,15 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     return seq;
   }
 
-  /** A group has a new head: free, or held until its delay ends. */
+  /** A group has a new head: blocked by its `after`, free, or held until its delay ends. */
   #headChanged(group: Group<E>): void {
     const head = group.fifo[group.head]!;
+    if (head.waits > 0) {
+      this.#unheap(group);
+      this.#blockedGroups.add(group);
+      return;
+    }
+    this.#blockedGroups.delete(group);
     if (head.notBefore === null) {
       this.#markFree(group);
     } else {
@@ -558,9 +627,18 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     };
   }
 
-  /** Takes the head out of its group (ack, dead letter); drops the group when it is empty. */
-  #removeHead(group: Group<E>): void {
+  /**
+   * Takes the head out of its group (ack, cancel, or `dead`: to the dead letters, where what
+   * waits for it waits on); drops the group when it is empty.
+   */
+  #removeHead(group: Group<E>, dead = false): void {
     const message = group.fifo[group.head]!;
+    message.gone = true;
+    this.#leaveHead(group, message);
+    if (!dead) this.#satisfy(message.seq);
+  }
+
+  #leaveHead(group: Group<E>, message: Message<E>): void {
     group.fifo[group.head] = undefined as unknown as Message<E>;
     group.head += 1;
     this.#queued--;
@@ -577,6 +655,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     if (group.head === group.fifo.length) {
       this.#groups.delete(group.id);
       this.#pausedGroups.delete(group);
+      this.#blockedGroups.delete(group);
       this.#unheap(group);
       return;
     }
@@ -613,7 +692,9 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
 
   /** Puts a resumed group back where its head's lease, park or delay says (none: free). */
   #placeHead(group: Group<E>): void {
-    const expiry = group.fifo[group.head]!.expiry;
+    const head = group.fifo[group.head]!;
+    if (head.waits > 0) return; // blocked: in no heap until what it names is gone
+    const expiry = head.expiry;
     if (expiry === null) this.#markFree(group);
     else this.#markLocked(group, expiry);
   }
@@ -642,6 +723,7 @@ function snapshotOf<E>(message: Message<E>, isHead: boolean, held: boolean, paus
   const { seq, groupId, event, attempt, holder, key } = message;
   if (held) return { seq, groupId, event, state: 'held', attempt, holder: null, expiresAt: null, key };
   if (paused && !(isHead && holder !== null && message.expiry! >= now)) return { seq, groupId, event, state: 'paused', attempt, holder: null, expiresAt: null, key };
+  if (message.waits > 0) return { seq, groupId, event, state: 'blocked', attempt, holder: null, expiresAt: null, key };
   const state = isHead ? headState(holder, message.expiry, attempt, now) : waitingState(message.notBefore, now);
   const expiry = isHead ? message.expiry : message.notBefore;
   return { seq, groupId, event, state, attempt, holder, expiresAt: state === 'ready' ? null : expiry, key };

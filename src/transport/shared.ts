@@ -16,6 +16,15 @@ export const MIN_PRIORITY = 0;
  * claim's path. (The in-memory transport keeps a held group out of its heaps instead.)
  */
 export const HELD = Number.MAX_SAFE_INTEGER;
+/**
+ * The delay a message waiting on `after` carries (`not_before`, SQL), and so the lock of its
+ * group while it is the head: later than any clock reading and below {@link HELD}, so every path
+ * that gives a group its new head's delay blocks the group with no new condition. The message's
+ * own delay waits in `delay_until` until the last message it names is gone.
+ */
+export const BLOCKED = HELD - 1;
+/** At most this many seqs in one publish's `after`. */
+export const MAX_AFTER = 100;
 export const MAX_PRIORITY = 4;
 
 /** The checked options of one publish. `delayMs` 0 means no delay. */
@@ -24,6 +33,8 @@ export interface PublishArgs {
   key: string | null;
   delayMs: number;
   onDuplicate: DuplicatePolicy;
+  /** The seqs it waits for (`options.after`), without repeats; empty when none. */
+  after: number[];
 }
 
 const DUPLICATE_POLICIES: readonly DuplicatePolicy[] = ['skip', 'replace', 'merge'];
@@ -45,7 +56,22 @@ export function checkPublish(groupId: unknown, options: PublishOptions | undefin
   if (onDuplicate !== 'skip' && key === undefined) {
     throw new TypeError(`${at}options.onDuplicate ${JSON.stringify(onDuplicate)} needs options.key: it says what to do with the queued message of the same key`);
   }
-  return { priority, key: key ?? null, delayMs, onDuplicate: onDuplicate as DuplicatePolicy };
+  return { priority, key: key ?? null, delayMs, onDuplicate: onDuplicate as DuplicatePolicy, after: checkAfter(`${at}options.after`, options?.after) };
+}
+
+/** `options.after`: a seq or an array of at most {@link MAX_AFTER} seqs, as a list without repeats. */
+function checkAfter(name: string, after: unknown): number[] {
+  if (after === undefined) return [];
+  const seqs = Array.isArray(after) ? (after as unknown[]) : [after];
+  if (typeof after !== 'number' && !Array.isArray(after)) throw new TypeError(`${name} must be a seq or an array of seqs, got ${typeof after}`);
+  if (seqs.length > MAX_AFTER) throw new RangeError(`${name} names ${seqs.length} seqs; at most ${MAX_AFTER}`);
+  seqs.forEach((seq, i) => checkInteger(Array.isArray(after) ? `${name}[${i}]` : name, seq, 1, Number.MAX_SAFE_INTEGER));
+  return [...new Set(seqs as number[])];
+}
+
+/** The RangeError of an `after` that names a seq the queue never issued (checked where the seqs are known). */
+export function neverIssued(seq: number, lastSeq: number): RangeError {
+  return new RangeError(`options.after names seq ${seq}, which this queue never issued (its last seq is ${lastSeq})`);
 }
 
 /** Checks a `publishMany` batch whole, before anything is written. */
@@ -152,6 +178,7 @@ export function checkReason(reason: unknown): string | null {
 export function headState(holder: string | null, expiry: number | null, attempt: number, now: number): MessageSnapshot['state'] {
   if (expiry === null) return 'ready';
   if (expiry === HELD) return 'held';
+  if (expiry === BLOCKED) return 'blocked';
   if (holder !== null) return expiry >= now ? 'leased' : 'expired';
   if (expiry < now) return 'ready';
   return attempt === 0 ? 'delayed' : 'parked';
@@ -159,6 +186,7 @@ export function headState(holder: string | null, expiry: number | null, attempt:
 
 /** The state at `now` of a message behind its group's head: it waits its turn, and maybe its time. */
 export function waitingState(notBefore: number | null, now: number): MessageSnapshot['state'] {
+  if (notBefore === BLOCKED) return 'blocked';
   return notBefore !== null && notBefore >= now ? 'delayed' : 'ready';
 }
 

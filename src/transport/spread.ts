@@ -99,15 +99,31 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
     return null;
   };
   const bySeq = (seq: number): [Transport<E>, number, number] => [parts[seq % n]!, Math.floor(seq / n), seq % n];
+  /**
+   * `options` with `after` in the part's own seqs. A part keeps order only among its own
+   * messages, so a seq of another part (of a group that hashes elsewhere) is refused.
+   */
+  const localAfter = (groupId: string, after: readonly number[], options: PublishOptions | undefined, at = ''): PublishOptions | undefined => {
+    if (after.length === 0) return options;
+    const index = indexOf(groupId);
+    for (const seq of after) {
+      if (seq % n !== index) {
+        throw new RangeError(`${at}options.after names seq ${seq}, of another part of this spread queue than group ${JSON.stringify(groupId)}: a spreadTransport keeps after only between groups of one part`);
+      }
+    }
+    return { ...options, after: after.map((seq) => Math.floor(seq / n)) };
+  };
 
   const transport: Transport<E> & ChangeNotifier = {
     async publish(groupId: string, event: E, options?: PublishOptions) {
-      checkPublish(groupId, options);
+      const { after } = checkPublish(groupId, options);
       toJson('event', event);
-      return toGlobal(await partOf(groupId).publish(groupId, event, options), indexOf(groupId));
+      return toGlobal(await partOf(groupId).publish(groupId, event, localAfter(groupId, after, options)), indexOf(groupId));
     },
-    async publishMany(items: readonly PublishItem<E>[]) {
-      checkPublishItems<E>(items).forEach((item, i) => toJson(`items[${i}].event`, item.event));
+    async publishMany(input: readonly PublishItem<E>[]) {
+      const checked = checkPublishItems<E>(input);
+      checked.forEach((item, i) => toJson(`items[${i}].event`, item.event));
+      const items = checked.map(({ groupId, args }, i) => ({ ...input[i]!, options: localAfter(groupId, args.after, input[i]!.options, `items[${i}].`) }));
       const byPart = new Map<number, number[]>();
       items.forEach((item, i) => byPart.set(indexOf(item.groupId), [...(byPart.get(indexOf(item.groupId)) ?? []), i]));
       const seqs: number[] = new Array<number>(items.length);
@@ -230,6 +246,7 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
         waiting: sum('waiting'),
         dead: sum('dead'),
         held: sum('held'),
+        blocked: sum('blocked'),
         paused: all.some((s) => s.paused),
         pausedGroups: sum('pausedGroups'),
         nextReadyAt: next.length ? Math.min(...next) : null,

@@ -31,8 +31,10 @@ import {
   checkPublishItems,
   checkSeq,
   checkTransportOptions,
+  BLOCKED,
   HELD,
   mergePatch,
+  neverIssued,
   headState,
   type PublishArgs,
   checkQueuePolicy,
@@ -102,6 +104,7 @@ interface StatsRow {
   ready: number | null;
   leased: number | null;
   held: number | null;
+  blocked: number | null;
   next: number | null;
 }
 
@@ -109,7 +112,8 @@ type StatementName =
   | 'findKey' | 'findKeyed' | 'setEvent' | 'dropKey' | 'fenceHead' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'claimGroup' | 'head' | 'buryHead' | 'deleteMessage'
   | 'ackHead' | 'releaseHead' | 'extendHead' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter'
   | 'redriveMessage' | 'queueRow' | 'pauseQueue' | 'pauseName' | 'resumeName' | 'pauseGroup' | 'countGroups' | 'countDead' | 'findSeq' | 'renumberUnclaimed'
-  | 'claimable' | 'setClaims' | 'holds' | 'policy' | 'releaseKeep' | 'holdGroup' | 'heldSeq' | 'unhold' | 'dropEmptyGroup' | 'restoreMessage';
+  | 'claimable' | 'setClaims' | 'holds' | 'policy' | 'releaseKeep' | 'holdGroup' | 'heldSeq' | 'unhold' | 'dropEmptyGroup' | 'restoreMessage'
+  | 'lastSeq' | 'isDead' | 'insertWaiting' | 'addWait' | 'watch' | 'moveWaits';
 
 /**
  * The SQLite transport. Stores each event as JSON and returns parsed copies; an event JSON
@@ -239,8 +243,20 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
           'locked_until = (SELECT not_before FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1) WHERE queue_id = ? AND group_id = ?',
       ),
       dropEmptyGroup: p('DELETE FROM lh_groups WHERE queue_id = ? AND group_id = ? AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = ? AND group_id = ?)'),
-      // A redrive to the head: the message comes back under its own seq (queue, group, seq, event).
-      restoreMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event) VALUES (?, ?, ?, ?)'),
+      // A redrive to the head: the message comes back under its own seq, watched if anything
+      // waits for it (queue, group, seq, event, queue, seq).
+      restoreMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event, watched) VALUES (?, ?, ?, ?, (SELECT 1 FROM lh_waits WHERE queue_id = ? AND on_seq = ? LIMIT 1))'),
+      // `after`: what a publish must know of each seq it names, and the rows that make it wait.
+      lastSeq: p('SELECT last_seq FROM lh_counters WHERE queue_id = ?'),
+      isDead: p('SELECT 1 AS dead FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
+      // (queue, group, event, key, BLOCKED, its own delay, waits, queue)
+      insertWaiting: p(
+        'INSERT INTO lh_messages (queue_id, group_id, seq, event, key, not_before, delay_until, waits) SELECT ?, ?, last_seq + 1, ?, ?, ?, ?, ? FROM lh_counters WHERE queue_id = ? RETURNING seq',
+      ),
+      addWait: p('INSERT INTO lh_waits (queue_id, on_seq, group_id, seq) VALUES (?, ?, ?, ?)'),
+      watch: p('UPDATE lh_messages SET watched = 1 WHERE queue_id = ? AND group_id = ? AND seq = ?'),
+      // A dead letter redriven to the tail: its waiters wait for its new seq (new, queue, old).
+      moveWaits: p('UPDATE lh_waits SET on_seq = ? WHERE queue_id = ? AND on_seq = ?'),
       extendHead: p(`UPDATE lh_groups SET locked_until = ? WHERE ${held}`),
       groups: p('SELECT group_id, priority, claim_order, head_attempt, holder, locked_until, held_seq, paused FROM lh_groups WHERE queue_id = ? ORDER BY claim_order, first_seq'),
       messages: p('SELECT group_id, seq, event, key, not_before FROM lh_messages WHERE queue_id = ? ORDER BY seq'),
@@ -252,8 +268,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       queueRow: p('SELECT queued, paused, (SELECT count(*) FROM lh_paused_groups WHERE queue_id = ?) AS paused_groups FROM lh_counters WHERE queue_id = ?'),
       countGroups: p(
         'SELECT count(*) AS groups, sum(paused IS NULL AND (locked_until IS NULL OR locked_until < ?)) AS ready, ' +
-          'sum(holder IS NOT NULL AND locked_until >= ?) AS leased, sum(held_seq IS NOT NULL) AS held, ' +
-          'min(CASE WHEN locked_until >= ? AND held_seq IS NULL AND paused IS NULL THEN locked_until END) AS next ' +
+          `sum(holder IS NOT NULL AND locked_until >= ?) AS leased, sum(held_seq IS NOT NULL) AS held, sum(locked_until = ${BLOCKED}) AS blocked, ` +
+          `min(CASE WHEN locked_until >= ? AND locked_until < ${BLOCKED} AND paused IS NULL THEN locked_until END) AS next ` +
           'FROM lh_groups WHERE queue_id = ?',
       ),
       pauseQueue: p('UPDATE lh_counters SET paused = ? WHERE queue_id = ? AND paused IS NOT ?'),
@@ -407,7 +423,9 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       if (checked.length === 0) return outsideTransaction(() => unchanged([]));
       return inTransaction((clock) => {
         const now = clock();
-        return changed(checked.map(({ groupId, json, args }) => this.#publish(groupId, json, args, now)));
+        // `after` names seqs issued before the batch (an item's own seq is not known until it returns).
+        const issued = checked.some((item) => item.args.after.length > 0) ? this.#sql.lastSeq.get<{ last_seq: number }>(this.#queue)!.last_seq : 0;
+        return changed(checked.map(({ groupId, json, args }) => this.#publish(groupId, json, args, now, issued)));
       });
     },
     claim: (workerId, visibilityMs, options) => {
@@ -484,14 +502,16 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
         const ready = paused ? 0 : (counts.ready ?? 0);
         const leased = counts.leased ?? 0;
         const held = counts.held ?? 0;
+        const blocked = counts.blocked ?? 0;
         return unchanged({
           queued: row.queued,
           groups: counts.groups,
           ready,
           leased,
-          waiting: counts.groups - ready - leased - held,
+          waiting: counts.groups - ready - leased - held - blocked,
           dead: sql.countDead.get<{ n: number }>(queue)!.n,
           held,
+          blocked,
           paused,
           pausedGroups: row.paused_groups,
           nextReadyAt: counts.next === null || paused ? null : counts.next + 1,
@@ -520,15 +540,19 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       return inTransaction(() => {
         const sql = this.#sql;
         const queue = this.#queue;
-        const { letter, held } = this.#takeDeadLetter(seq);
+        const { letter, held } = this.#deadLetter(seq);
+        // The message goes back before its dead letter goes, so that what waits for it waits on.
         if (held) {
           // Back to the head it held, under its own seq: every message behind it has a later one.
-          sql.restoreMessage.run(queue, letter.group_id, seq, letter.event);
+          sql.restoreMessage.run(queue, letter.group_id, seq, letter.event, queue, seq);
           sql.unhold.run(queue, letter.group_id, queue, letter.group_id);
+          sql.deleteDeadLetter.run(queue, seq);
           return changed(seq);
         }
         const { seq: newSeq } = sql.redriveMessage.get<{ seq: number }>(queue, letter.group_id, letter.event, queue)!;
         sql.insertGroup.run(queue, letter.group_id, letter.priority, newSeq, null, queue, letter.group_id);
+        if (sql.moveWaits.run(newSeq, queue, seq) > 0) sql.watch.run(queue, letter.group_id, newSeq);
+        sql.deleteDeadLetter.run(queue, seq);
         return changed(newSeq);
       });
     },
@@ -560,8 +584,10 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       return inTransaction(() => {
         const sql = this.#sql;
         const queue = this.#queue;
-        const { letter, held } = this.#takeDeadLetter(seq);
-        if (!held) return unchanged(undefined);
+        const { letter, held } = this.#deadLetter(seq);
+        // Gone for good: what waited for it goes on (a trigger sees to that).
+        sql.deleteDeadLetter.run(queue, seq);
+        if (!held) return changed(undefined);
         sql.unhold.run(queue, letter.group_id, queue, letter.group_id);
         sql.dropEmptyGroup.run(queue, letter.group_id, queue, letter.group_id);
         return changed(undefined);
@@ -580,12 +606,11 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     });
   }
 
-  /** Deletes dead letter `seq` of this queue (or NOT_FOUND): what it was, and whether it held its group. */
-  #takeDeadLetter(seq: number): { letter: DeadRow; held: boolean } {
+  /** Dead letter `seq` of this queue (or NOT_FOUND): what it is, and whether it holds its group. */
+  #deadLetter(seq: number): { letter: DeadRow; held: boolean } {
     const sql = this.#sql;
     const letter = sql.deadLetter.get<DeadRow>(this.#queue, seq);
     if (!letter) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
-    sql.deleteDeadLetter.run(this.#queue, seq);
     return { letter, held: sql.heldSeq.get<{ held_seq: number | null }>(this.#queue, letter.group_id)?.held_seq === seq };
   }
 
@@ -610,7 +635,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
           groupId: row.group_id,
           priority: row.priority,
           claimOrder: row.claim_order,
-          inFlight: row.held_seq === null && row.locked_until !== null && row.locked_until >= now,
+          inFlight: row.held_seq === null && row.locked_until !== null && row.locked_until >= now && row.locked_until < BLOCKED,
           heldBy: row.held_seq,
           paused: row.paused !== null,
           messages: [],
@@ -628,9 +653,11 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   }
 
   /** The body of one publish, inside the caller's transaction. */
-  #publish(groupId: string, json: string, { priority, key, delayMs, onDuplicate }: PublishArgs, now: number): number {
+  #publish(groupId: string, json: string, { priority, key, delayMs, onDuplicate, after }: PublishArgs, now: number, issued?: number): number {
     const sql = this.#sql;
     const queue = this.#queue;
+    // Read before anything is written: a seq never issued refuses the publish.
+    const waitsFor = after.length === 0 ? null : this.#stillQueued(after, issued);
     if (key !== null && onDuplicate === 'skip') {
       const existing = sql.findKey.get<{ seq: number }>(queue, groupId, key);
       if (existing) return existing.seq;
@@ -647,9 +674,37 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       }
     }
     const notBefore = delayMs > 0 ? now + delayMs : null;
-    const { seq } = sql.insertMessage.get<{ seq: number }>(queue, groupId, json, key, notBefore, queue)!;
-    sql.insertGroup.run(queue, groupId, priority, seq, notBefore, queue, groupId);
+    if (waitsFor === null || waitsFor.length === 0) {
+      const { seq } = sql.insertMessage.get<{ seq: number }>(queue, groupId, json, key, notBefore, queue)!;
+      sql.insertGroup.run(queue, groupId, priority, seq, notBefore, queue, groupId);
+      return seq;
+    }
+    const { seq } = sql.insertWaiting.get<{ seq: number }>(queue, groupId, json, key, BLOCKED, notBefore, waitsFor.length, queue)!;
+    sql.insertGroup.run(queue, groupId, priority, seq, BLOCKED, queue, groupId);
+    for (const named of waitsFor) {
+      sql.addWait.run(queue, named.seq, groupId, seq);
+      if (named.groupId !== null) sql.watch.run(queue, named.groupId, named.seq);
+    }
     return seq;
+  }
+
+  /**
+   * The seqs of `after` still in the queue, queued (with their group) or dead (group null); a
+   * seq never issued is a RangeError. A message is found by seq with a scan of the queue's
+   * messages, as cancel finds one: no index by seq alone, which every publish and ack would pay.
+   */
+  #stillQueued(after: readonly number[], issued?: number): { seq: number; groupId: string | null }[] {
+    const sql = this.#sql;
+    const queue = this.#queue;
+    const last = issued ?? sql.lastSeq.get<{ last_seq: number }>(queue)!.last_seq;
+    const found: { seq: number; groupId: string | null }[] = [];
+    for (const seq of after) {
+      if (seq > last) throw neverIssued(seq, last);
+      const queued = sql.findSeq.get<{ group_id: string }>(queue, seq);
+      if (queued) found.push({ seq, groupId: queued.group_id });
+      else if (sql.isDead.get(queue, seq)) found.push({ seq, groupId: null });
+    }
+    return found;
   }
 
   /** The body of claimMany, inside the caller's transaction. */
@@ -843,7 +898,7 @@ function snapshotOf<E>(row: MessageRow, lease: GroupRow | undefined, held: boole
     state,
     attempt: lease?.head_attempt ?? 0,
     holder,
-    expiresAt: state === 'ready' ? null : expiry,
+    expiresAt: state === 'ready' || state === 'blocked' ? null : expiry,
     key: row.key,
   };
 }

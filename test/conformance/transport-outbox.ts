@@ -37,7 +37,7 @@ export function describeOutbox(caps: TransportCaps, c: OutboxSuiteContext): void
   };
   const countsAddUp = async () => {
     const s = await t().stats();
-    expect(s.ready + s.leased + s.waiting + s.held).toBe(s.groups);
+    expect(s.ready + s.leased + s.waiting + s.held + s.blocked).toBe(s.groups);
     return s;
   };
 
@@ -490,6 +490,103 @@ export function describeOutbox(caps: TransportCaps, c: OutboxSuiteContext): void
         });
       }
       expect(await t().stats()).toMatchObject({ paused: false, pausedGroups: 0 });
+    });
+  });
+
+  describe('after: a message waits for others to be gone', () => {
+    const claimAll = async () => {
+      const got: string[] = [];
+      for (let lease = await t().claim('w', 1000); lease; lease = await t().claim('w', 1000)) {
+        got.push(String(lease.event));
+        await t().ack(lease);
+      }
+      return got;
+    };
+    /** Parts of a spreadTransport keep `after` only within one part: groups chosen so they share one. */
+    const [note, task] = caps.limits?.roundRobinPerPart ? ['note', 't3'] : ['note', 'task'];
+    const neverIssued = caps.limits?.roundRobinPerPart ? /never issued|another part/ : /never issued/;
+
+    it('is delivered only once every message it names is acked; FIFO and round-robin stay', async () => {
+      const create = await t().publish(note, 'create note');
+      const task1 = await t().publish(task, 'create task', { after: create });
+      await t().publish(task, 'update task');
+      const view = async () => (await t().inspect()).groups.map((g) => [g.groupId, g.messages.map((m) => m.state)]);
+      expect(await view()).toEqual([[note, ['ready']], [task, ['blocked', 'ready']]]);
+      expect(await countsAddUp()).toMatchObject({ ready: 1, blocked: 1, waiting: 0 });
+      const lease = (await t().claim('w', 1000))!;
+      expect(lease.event).toBe('create note');
+      expect(await t().claim('w', 1000)).toBeNull();
+      await t().ack(lease);
+      expect(await countsAddUp()).toMatchObject({ ready: 1, blocked: 0 });
+      expect(await claimAll()).toEqual(['create task', 'update task']);
+      expect(task1).toBeGreaterThan(create);
+    });
+
+    it('waits for every seq of an array; one already gone counts as done, and a cancel is gone too', async () => {
+      const a = await t().publish(note, 'a');
+      const b = await t().publish(note, 'b');
+      const done = await t().publish(note, 'done');
+      await t().cancel(done);
+      await t().publish(task, 'after all', { after: [a, b, done, a] });
+      const first = (await t().claim('w', 1000))!;
+      await t().ack(first);
+      expect(await t().claim('w', 1000)).toMatchObject({ event: 'b' });
+      expect(await t().stats()).toMatchObject({ blocked: 1 });
+      await t().cancel(b).catch(() => undefined); // leased: not cancellable, still waited for
+      expect(await t().stats()).toMatchObject({ blocked: 1 });
+    });
+
+    it('a dead letter is not gone: its redrive is waited for, and its discard releases the waiter', async () => {
+      await c.open({ maxAttempts: 1 });
+      const create = await t().publish(note, 'create');
+      await t().publish(task, 'child', { after: create });
+      await t().nack((await t().claim('w', 1000))!);
+      expect(await t().claim('w', 1000)).toBeNull(); // create dead-lettered; child still waits
+      expect(await t().stats()).toMatchObject({ dead: 1, blocked: 1 });
+      const again = await t().redrive(create);
+      expect(await t().stats()).toMatchObject({ blocked: 1 });
+      await t().nack((await t().claim('w', 1000))!);
+      expect(await t().claim('w', 1000)).toBeNull();
+      expect((await t().deadLetters()).map((d) => d.seq)).toEqual([again]);
+      await t().discard(again);
+      expect(await claimAll()).toEqual(['child']);
+    });
+
+    it('a delay still counts after the wait, and a paused group stays paused', async () => {
+      const create = await t().publish(note, 'create');
+      await t().publish(task, 'later', { after: create, delayMs: 100 });
+      await t().pause(task);
+      await t().ack((await t().claim('w', 1000))!);
+      expect(await t().claim('w', 1000)).toBeNull();
+      await t().resume(task);
+      expect(await t().claim('w', 1000)).toBeNull(); // its own delay
+      await c.tick(101);
+      expect(await claimAll()).toEqual(['later']);
+    });
+
+    it('a keyed publish that changes a queued message keeps that message as it is (after is for a new one)', async () => {
+      const create = await t().publish(note, 'create');
+      const edit = await t().publish(task, { text: 'a' }, { key: 'edit' });
+      expect(await t().publish(task, { text: 'b' }, { key: 'edit', onDuplicate: 'merge', after: create })).toBe(edit);
+      expect(await t().stats()).toMatchObject({ blocked: 0, ready: 2 });
+    });
+
+    it('refuses a seq never issued or a bad after, before anything changes', async () => {
+      const seq = await t().publish(note, 'a');
+      for (const [action, type, pattern] of [
+        [() => t().publish(task, 'x', { after: seq + 50 }), RangeError, neverIssued],
+        [() => t().publishMany([{ groupId: task, event: 'ok' }, { groupId: task, event: 'x', options: { after: [seq, seq + 50] } }]), RangeError, neverIssued],
+        [() => t().publish(task, 'x', { after: 0 }), RangeError, /options\.after/],
+        [() => t().publish(task, 'x', { after: [seq, 1.5] }), RangeError, /options\.after\[1\]/],
+        [() => t().publish(task, 'x', { after: String(seq) as never }), TypeError, /options\.after/],
+        [() => t().publish(task, 'x', { after: Array.from({ length: 101 }, (_, i) => i + 1) }), RangeError, /at most 100/],
+      ] as const) {
+        await c.unchangedBy(async () => {
+          const error = await action().then(() => undefined, (e: unknown) => e);
+          expect(error).toBeInstanceOf(type);
+          expect(String(error)).toMatch(pattern);
+        });
+      }
     });
   });
 

@@ -327,7 +327,7 @@ export function describeQueueApi(caps: TransportCaps, c: QueueSuiteContext): voi
 
   describe('stats', () => {
     it('counts nothing in an empty queue', async () => {
-      expect(await t().stats()).toEqual({ queued: 0, groups: 0, ready: 0, leased: 0, waiting: 0, dead: 0, held: 0, paused: false, pausedGroups: 0, nextReadyAt: null });
+      expect(await t().stats()).toEqual({ queued: 0, groups: 0, ready: 0, leased: 0, waiting: 0, dead: 0, held: 0, blocked: 0, paused: false, pausedGroups: 0, nextReadyAt: null });
     });
 
     it('counts messages and groups by what a claim could do with them now', async () => {
@@ -348,7 +348,7 @@ export function describeQueueApi(caps: TransportCaps, c: QueueSuiteContext): voi
       await t().publish('delayed', 6, { delayMs: 200 });
       await t().publish('poison', 7);
       await c.tick();
-      expect(await t().stats()).toEqual({ queued: 7, groups: 5, ready: 2, leased: 1, waiting: 2, dead: 0, held: 0, paused: false, pausedGroups: 0, nextReadyAt: start + 201 });
+      expect(await t().stats()).toEqual({ queued: 7, groups: 5, ready: 2, leased: 1, waiting: 2, dead: 0, held: 0, blocked: 0, paused: false, pausedGroups: 0, nextReadyAt: start + 201 });
       const next = events(await t().claimMany('w', 1000, { max: 5 }));
       expect(caps.limits?.roundRobinPerPart ? next.sort() : next).toEqual([4, 7]);
       expect(await t().stats()).toMatchObject({ queued: 6, groups: 5, ready: 0, leased: 3, waiting: 2, dead: 1 });

@@ -13,6 +13,8 @@ export interface ModelMessage {
   attempt: number;
   holder: string | null;
   expiry: number | null;
+  /** Seqs named in its `after` still in the queue (queued or dead): while any, it blocks its group at the head. */
+  waits: Set<number>;
 }
 
 interface ModelGroup {
@@ -46,7 +48,16 @@ export class TransportModel {
     readonly policy: 'continue' | 'hold' = 'continue',
   ) {}
 
-  publish(groupId: string, event: unknown, priority: number, key: string | null, notBefore: number | null = null, onDuplicate: 'skip' | 'replace' | 'merge' = 'skip', now = 0): number {
+  publish(
+    groupId: string,
+    event: unknown,
+    priority: number,
+    key: string | null,
+    notBefore: number | null = null,
+    onDuplicate: 'skip' | 'replace' | 'merge' = 'skip',
+    now = 0,
+    after: readonly number[] = [],
+  ): number {
     const same = key === null ? undefined : this.messages.find((m) => m.groupId === groupId && m.key === key);
     if (same && onDuplicate === 'skip') return same.seq;
     if (same && same.holder !== null && same.expiry! >= now) {
@@ -60,14 +71,26 @@ export class TransportModel {
       return same.seq;
     }
     const seq = ++this.lastSeq;
-    this.messages.push({ seq, groupId, event, key, notBefore, attempt: 0, holder: null, expiry: null });
+    const waits = new Set(after.filter((s) => this.messages.some((m) => m.seq === s) || this.dead.some((d) => d.seq === s)));
+    this.messages.push({ seq, groupId, event, key, notBefore, attempt: 0, holder: null, expiry: null, waits });
     if (!this.groups.has(groupId)) this.groups.set(groupId, { priority, claimOrder: 0 });
     return seq;
+  }
+
+  /** Whether the group's head waits for messages named in its `after`. */
+  blocked(groupId: string): boolean {
+    return !this.holds.has(groupId) && (this.head(groupId)?.waits.size ?? 0) > 0;
+  }
+
+  /** `seq` left the queue for good: nothing waits for it any more. */
+  private satisfy(seq: number): void {
+    for (const m of this.messages) m.waits.delete(seq);
   }
 
   /** Whether the group's head is leased, parked or (before its first delivery) delayed at `now`. */
   inFlight(groupId: string, now: number): boolean {
     const head = this.head(groupId);
+    if (head && head.waits.size > 0) return false;
     return this.messages.some((m) => m.groupId === groupId && m.expiry !== null && m.expiry >= now) || (head?.notBefore != null && head.notBefore >= now);
   }
 
@@ -81,6 +104,7 @@ export class TransportModel {
     if (!m) return false;
     if (m.holder !== null && m.expiry! >= now) return 'leased';
     this.remove(m);
+    this.satisfy(seq);
     return true;
   }
 
@@ -88,8 +112,13 @@ export class TransportModel {
     let ready = 0;
     let leased = 0;
     let next: number | null = null;
+    let blocked = 0;
     for (const groupId of this.groups.keys()) {
       if (this.holds.has(groupId)) continue;
+      if (this.blocked(groupId)) {
+        blocked++;
+        continue;
+      }
       const head = this.head(groupId)!;
       const until = head.expiry ?? head.notBefore;
       const paused = this.pausedQueue || this.pausedNames.has(groupId);
@@ -107,9 +136,10 @@ export class TransportModel {
       groups,
       ready,
       leased,
-      waiting: groups - ready - leased - held,
+      waiting: groups - ready - leased - held - blocked,
       dead: this.dead.length,
       held,
+      blocked,
       paused: this.pausedQueue,
       pausedGroups: this.pausedNames.size,
       nextReadyAt: next === null ? null : next + 1,
@@ -137,7 +167,7 @@ export class TransportModel {
     if (this.pausedQueue) return null;
     for (;;) {
       const candidates = this.messages
-        .filter((m) => (m.expiry === null || m.expiry < now) && !this.holds.has(m.groupId) && !this.pausedNames.has(m.groupId) && !this.inFlight(m.groupId, now) && this.groups.get(m.groupId)!.priority >= minPriority)
+        .filter((m) => (m.expiry === null || m.expiry < now) && !this.holds.has(m.groupId) && !this.pausedNames.has(m.groupId) && !this.blocked(m.groupId) && !this.inFlight(m.groupId, now) && this.groups.get(m.groupId)!.priority >= minPriority)
         .sort((a, b) => this.groups.get(a.groupId)!.claimOrder - this.groups.get(b.groupId)!.claimOrder || a.seq - b.seq);
       const m = candidates[0];
       if (!m) return null;
@@ -159,7 +189,10 @@ export class TransportModel {
 
   ack(lease: ModelLease): boolean {
     const m = this.held(lease);
-    if (m) this.remove(m);
+    if (m) {
+      this.remove(m);
+      this.satisfy(m.seq);
+    }
     return m !== undefined;
   }
 
@@ -196,6 +229,7 @@ export class TransportModel {
     const index = this.dead.findIndex((d) => d.seq === seq);
     if (index < 0) return false;
     const [letter] = this.dead.splice(index, 1);
+    this.satisfy(seq);
     if (this.holds.get(letter!.groupId) === seq) {
       this.holds.delete(letter!.groupId);
       if (!this.head(letter!.groupId)) this.groups.delete(letter!.groupId);
@@ -218,11 +252,13 @@ export class TransportModel {
       // Back to the head it held, under its own seq (every message behind it has a later one).
       this.holds.delete(letter!.groupId);
       const at = this.messages.findIndex((m) => m.seq > seq);
-      this.messages.splice(at < 0 ? this.messages.length : at, 0, { seq, groupId: letter!.groupId, event: letter!.event, key: null, notBefore: null, attempt: 0, holder: null, expiry: null });
+      this.messages.splice(at < 0 ? this.messages.length : at, 0, { seq, groupId: letter!.groupId, event: letter!.event, key: null, notBefore: null, attempt: 0, holder: null, expiry: null, waits: new Set() });
       return seq;
     }
     const newSeq = ++this.lastSeq;
-    this.messages.push({ seq: newSeq, groupId: letter!.groupId, event: letter!.event, key: null, notBefore: null, attempt: 0, holder: null, expiry: null });
+    // What waited for the dead letter waits for the message it became.
+    for (const m of this.messages) if (m.waits.delete(seq)) m.waits.add(newSeq);
+    this.messages.push({ seq: newSeq, groupId: letter!.groupId, event: letter!.event, key: null, notBefore: null, attempt: 0, holder: null, expiry: null, waits: new Set() });
     if (!this.groups.has(letter!.groupId)) this.groups.set(letter!.groupId, { priority: letter!.priority, claimOrder: 0 });
     return newSeq;
   }
@@ -250,6 +286,7 @@ export class TransportModel {
           if (this.holds.has(groupId)) return { seq: m.seq, event: m.event, state: 'held', attempt: 0, holder: null, expiresAt: null, key: m.key };
           const paused = this.pausedQueue || this.pausedNames.has(groupId);
           if (paused && !(m.holder !== null && m.expiry! >= now)) return { seq: m.seq, event: m.event, state: 'paused', attempt: m.attempt, holder: null, expiresAt: null, key: m.key };
+          if (m.waits.size > 0) return { seq: m.seq, event: m.event, state: 'blocked', attempt: m.attempt, holder: null, expiresAt: null, key: m.key };
           if (m.expiry === null) {
             const delayed = m.notBefore !== null && m.notBefore >= now;
             return { seq: m.seq, event: m.event, state: delayed ? 'delayed' : 'ready', attempt: m.attempt, holder: m.holder, expiresAt: delayed ? m.notBefore : null, key: m.key };
