@@ -31,27 +31,32 @@ import { sharedAliases } from '../vite.config.ts';
 // more (9.3 kB): kept whole too, and the budget moved to 9.5 kB. A keyed publish that replaces or
 // merges (RFC 7396) the queued message added 0.2 kB (9.7 kB): the budget moved to 10 kB. Pause
 // and resume, and `after` (a message waiting for others, with its bookkeeping in memory), added
-// 0.7 kB more (10.4 kB): the budget moved to 10.6 kB.
-const TARGETS = { core: 10_600, browserEntry: 15_000 };
+// 0.7 kB more (10.4 kB). The in-memory transport then took on the SQL backends' refusal of
+// events JSON cannot carry (the validator: same semantics on every backend), and every options
+// object a check that names a misspelt option and the one meant: 0.8 kB more (11.2 kB). The
+// budget moved to 11.4 kB.
+const TARGETS = { core: 11_400, browserEntry: 15_000 };
 /**
  * Gzipped bytes each published entry may weigh, whole, a little above its figure when the
  * budget was set (in the comment: min / gzip, 2026-12-02), so growth is a decision, not a drift.
  */
 const ENTRY_BUDGETS = {
-  // 90.4 kB / 25.2 kB: contracts, memory and SQL backends, runtime, consume(); 77.6 / 22.0 before
-  // replace/merge by key, pause/resume and after, 70.3 / 20.3 before holds, reject, release.
-  '.': 25_500,
-  // 15.3 / 5.6: the page's client (its host worker is measured above); 12.4 / 4.6 before the
-  // back/forward-cache hand-over, the errors naming each missing browser API and the broker restart.
-  './browser': 6_000,
+  // 92 kB / 25.7 kB: contracts, memory and SQL backends, runtime, consume(); 77.6 / 22.0 before
+  // replace/merge by key, pause/resume, after and the option-name checks; 70.3 / 20.3 before holds.
+  '.': 26_000,
+  // 16.5 / 6.2: the page's client (its host worker is measured above), with the transport's
+  // argument checks it runs before a call crosses (after, pause, option names); 15.3 / 5.6 before;
+  // 12.4 / 4.6 before the back/forward-cache hand-over, the errors naming each missing browser
+  // API and the broker restart.
+  './browser': 6_300,
   // 10.7 / 4.5 since the seam's capabilities (schema versions per component, commit watching)
   // moved into the drivers: 8.4 / 3.6 before. sqlite-wasm itself is the user's peer package.
   './sqlite-wasm': 5_000,
   './better-sqlite3': 3_300, // 6.6 / 2.9 (4.3 / 2.0 before the same move)
   './vite': 1_200, // 1.7 / 1.0
-  './durable-object': 20_000, // 70.5 / 19.8: the SQL host (journal, group commit) its object shares with the browser owner (17.8 before keys, pauses and after; 16.7 before holds)
-  './durable-object/client': 7_000, // 18.5 / 6.9 with pause/resume and after's checks; 16.6 / 6.3 with calls on the WebSocket (14.9 / 5.7 before; 44.8 / 13.0 before the SQL backends left it)
-  './postgres': 18_500, // 77.4 / 18.3 with migrations 6–8 (keys, pauses, after); 60.7 / 15.6 with 5 (holds, reject, release, discard); 50.5 / 14.1 before
+  './durable-object': 20_500, // 71 / 20.1 (with the option-name checks), 70.5 / 19.8: the SQL host (journal, group commit) its object shares with the browser owner (17.8 before keys, pauses and after; 16.7 before holds)
+  './durable-object/client': 7_400, // 19 / 7.2 with pause/resume, after's and the option names' checks; 16.6 / 6.3 with calls on the WebSocket (14.9 / 5.7 before; 44.8 / 13.0 before the SQL backends left it)
+  './postgres': 19_000, // 78 / 18.7 with migrations 6–8 (keys, pauses, after) and the option-name checks; 60.7 / 15.6 with 5 (holds, reject, release, discard); 50.5 / 14.1 before
 };
 /**
  * Entries whose bundle must carry no SQL backend (none of the SQL schemas' table names appear

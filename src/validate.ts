@@ -65,6 +65,43 @@ export function checkObject(name: string, value: unknown, optional = false): ass
   }
 }
 
+/**
+ * An options object (or undefined, when `optional`) whose own keys are all in `known`: a
+ * misspelt option (`{ visibilty: 1000 }`) is a TypeError naming it and the nearest known key,
+ * instead of an option silently left at its default.
+ */
+export function checkOptions(name: string, value: unknown, known: readonly string[], optional = false): void {
+  checkObject(name, value, optional);
+  if (value === undefined) return;
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue;
+    const nearest = nearestKey(key, known);
+    const hint = nearest === undefined ? `; it takes ${known.map((k) => JSON.stringify(k)).join(', ')}` : `; did you mean ${JSON.stringify(nearest)}?`;
+    throw new TypeError(`${name} has no option ${JSON.stringify(key)}${hint}`);
+  }
+}
+
+/** The key of `known` closest to `key` by edit distance (case aside), if close enough to be a slip. */
+function nearestKey(key: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(key.length / 3)) + 1;
+  for (const candidate of known) {
+    const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return previous[b.length]!;
+}
+
 /** Reads the clock and checks it returned a usable time. */
 export function readClock(clock: () => number): number {
   const now = clock();

@@ -44,6 +44,9 @@ describe('consume() options', () => {
     ['options.clock', { clock: 5 }, TypeError],
     ['options.scheduler.clearTimeout', { scheduler: { setTimeout() {} } }, TypeError],
     ['options.random', { random: 0.5 }, TypeError],
+    ['options has no option "visibilty"; did you mean "visibilityMs"?', { visibilty: 1000 }, TypeError],
+    ['options.backoff has no option "base"; did you mean "baseMs"?', { backoff: { base: 10 } }, TypeError],
+    ['options.rate has no option "perSecond"', { rate: { max: 1, perSecond: 1 } }, TypeError],
   ])('rejects a bad %s before it claims anything', (name, patch, kind) => {
     const options = patch === null ? null : { ...valid(), ...patch };
     const claims: unknown[] = [];

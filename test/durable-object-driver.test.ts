@@ -93,7 +93,12 @@ describe('the Durable Object driver in workerd', () => {
 
     const seen = await probe<Record<string, unknown>>('old-v5', { schema, rows, claimId: written.journaled.id, snapshotNow: written.snapshot.now });
     // The core ran only its steps after 5 (holds, entry 6); the host's one step found its table there already.
-    expect(seen.execs).toEqual([expect.stringMatching(/ALTER TABLE lh_groups ADD COLUMN held_seq/), expect.stringMatching(/CREATE TABLE IF NOT EXISTS lh_calls/)]);
+    expect(seen.execs).toEqual([
+      expect.stringMatching(/ALTER TABLE lh_groups ADD COLUMN held_seq/),
+      expect.stringMatching(/ALTER TABLE lh_groups ADD COLUMN paused/),
+      expect.stringMatching(/ALTER TABLE lh_messages ADD COLUMN waits/),
+      expect.stringMatching(/CREATE TABLE IF NOT EXISTS lh_calls/),
+    ]);
     expect(seen.versions).toEqual([SCHEMA_VERSION, 1]);
     expect(seen.coreRows).toEqual([{ id: 1, version: SCHEMA_VERSION }]);
     expect(seen.retried).toEqual(written.journaled.answer);

@@ -8,7 +8,7 @@ import { type AckAndClaimManyResult, type AckManyResult, type ChangeNotifier, ty
 import { checkChanges, checkExecution } from '../store/checks.js';
 import { encodeCommit, encodeStep } from '../store/encode.js';
 import { checkPublish, checkPublishItems, checkTransportOptions } from '../transport/shared.js';
-import { checkId, checkInteger, checkObject, toJson } from '../validate.js';
+import { checkId, checkInteger, checkObject, checkOptions, toJson } from '../validate.js';
 import type { CallMessage, HostOptions, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
 import type { SqlTraceEntry } from './trace.js';
 import { remoteStore, remoteTransport } from '../remote/client.js';
@@ -126,7 +126,7 @@ export function openBrowserDatabase<E = unknown, X extends Execution = Execution
  * @internal
  */
 export async function openBrowserDatabaseWith<E = unknown, X extends Execution = Execution>(options: BrowserDatabaseOptions, starters: WorkerStarters): Promise<BrowserDatabase<E, X>> {
-  checkObject('options', options);
+  checkOptions('options', options, ['name', 'storage', 'durability', 'clock', 'maxAttempts', 'onDeadLetter', 'traceMax', 'traceSql']);
   if (typeof options.name !== 'string') throw new TypeError('options.name must be a string');
   if (!NAME.test(options.name)) throw new RangeError(`options.name must be 1–64 letters, digits, '-' or '_', got ${JSON.stringify(options.name)}`);
   const storage = options.storage ?? 'opfs';

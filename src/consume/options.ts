@@ -7,8 +7,11 @@ import type { Clock } from '../clock.js';
 import { hostNewId, hostScheduler } from '../runtime/host.js';
 import type { AbortSignalLike, Scheduler } from '../runtime/types.js';
 import { isChangeNotifier, type Transport } from '../transport/contract.js';
-import { checkDuration, checkId, checkInteger, checkObject } from '../validate.js';
+import { checkDuration, checkId, checkInteger, checkObject, checkOptions } from '../validate.js';
 import type { ConsumeErrorInfo, ConsumeHandler, ConsumeOptions } from './types.js';
+
+/** The keys of ConsumeOptions: any other is a misspelling (checkOptions). */
+const CONSUME_OPTIONS = ['workerId', 'visibilityMs', 'concurrency', 'minPriority', 'signal', 'graceMs', 'backoff', 'onError', 'idleMinMs', 'idleMaxMs', 'clock', 'scheduler', 'random', 'rate'];
 
 /** The retry back-off, resolved. */
 export interface Backoff {
@@ -74,7 +77,7 @@ function jitterOf(value: unknown): number {
 }
 
 function resolveBackoff(value: unknown): Backoff {
-  checkObject('options.backoff', value, true);
+  checkOptions('options.backoff', value, ['baseMs', 'maxMs', 'factor', 'jitter'], true);
   const b = (value ?? {}) as Record<string, unknown>;
   const baseMs = duration('options.backoff.baseMs', b.baseMs, 1000, false);
   const maxMs = duration('options.backoff.maxMs', b.maxMs, Math.max(60_000, baseMs), false);
@@ -106,7 +109,7 @@ export function resolveConsume<E>(transport: Transport<E>, handler: ConsumeHandl
     if (typeof (transport as unknown as Record<string, unknown>)[method] !== 'function') throw new TypeError(`transport must implement ${method}()`);
   }
   checkFunction('handler', handler);
-  checkObject('options', options, true);
+  checkOptions('options', options, CONSUME_OPTIONS, true);
   const o = (options ?? {}) as ConsumeOptions<E>;
   if (o.workerId !== undefined) checkId('options.workerId', o.workerId);
   const visibilityMs = duration('options.visibilityMs', o.visibilityMs, 30_000, true);
@@ -133,7 +136,7 @@ export function resolveConsume<E>(transport: Transport<E>, handler: ConsumeHandl
     checkFunction('options.scheduler.clearTimeout', o.scheduler.clearTimeout);
   }
   if (o.random !== undefined) checkFunction('options.random', o.random);
-  checkObject('options.rate', o.rate, true);
+  checkOptions('options.rate', o.rate, ['max', 'perMs'], true);
   if (o.rate !== undefined) {
     checkInteger('options.rate.max', o.rate.max, 1, Number.MAX_SAFE_INTEGER);
     checkDuration('options.rate.perMs', o.rate.perMs, true);

@@ -11,7 +11,7 @@ import { encodeValue } from '../remote/codec.js';
 import { errorFromWire, type RemoteCall } from '../remote/wire.js';
 import type { ExecutionStore } from '../store/contract.js';
 import { type ChangeNotifier, DEFAULT_QUEUE, type Transport } from '../transport/contract.js';
-import { checkId, checkObject } from '../validate.js';
+import { checkId, checkObject, checkOptions } from '../validate.js';
 import { SOCKET_CALL_MAX_BYTES, type CallAnswer, type CallBody } from './protocol.js';
 import { ObjectSocket, type WebSocketClass } from './socket.js';
 
@@ -75,7 +75,7 @@ export interface LeaseholdClient {
  * @throws TypeError / RangeError for bad options.
  */
 export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClient {
-  checkObject('options', options);
+  checkOptions('options', options, ['url', 'headers', 'fetch', 'WebSocket', 'calls', 'concurrent']);
   let base: URL;
   try {
     base = new URL(String(options.url));

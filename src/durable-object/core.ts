@@ -5,7 +5,7 @@
  */
 import type { DeadLetterPolicy } from '../transport/contract.js';
 import { checkTransportOptions } from '../transport/shared.js';
-import { checkInteger, checkObject } from '../validate.js';
+import { checkInteger, checkObject, checkOptions } from '../validate.js';
 
 /** Options of a leasehold Durable Object. */
 export interface ObjectOptions {
@@ -19,7 +19,7 @@ export interface ObjectOptions {
 
 /** Checks `options` as the constructors would, naming the bad field. */
 export function checkObjectOptions(options: unknown): ObjectOptions {
-  checkObject('options', options, true);
+  checkOptions('options', options, ['maxAttempts', 'traceMax', 'onDeadLetter'], true);
   const { maxAttempts, traceMax, onDeadLetter } = (options ?? {}) as ObjectOptions;
   if (maxAttempts !== undefined) checkInteger('options.maxAttempts', maxAttempts, 1, Number.MAX_SAFE_INTEGER);
   if (traceMax !== undefined) checkInteger('options.traceMax', traceMax, 0, Number.MAX_SAFE_INTEGER);

@@ -51,7 +51,7 @@ export class PostgresStore<X extends Execution = Execution> implements Execution
     if (typeof db !== 'object' || db === null || typeof db.query !== 'function') {
       throw new TypeError('db must be an open PgDatabase (from fromPg or fromPglite)');
     }
-    this.#traceMax = checkStoreOptions(options);
+    this.#traceMax = checkStoreOptions(options, ['schema']);
     const schema = options?.schema ?? 'public';
     checkSchemaName(schema);
     this.#db = db;

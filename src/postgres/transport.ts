@@ -98,7 +98,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
    * @throws TypeError / RangeError for a bad option.
    */
   constructor(db: PgDatabase, options?: PostgresTransportOptions) {
-    const { maxAttempts, queue, onDeadLetter } = checkTransportOptions(options);
+    const { maxAttempts, queue, onDeadLetter } = checkTransportOptions(options, ['schema']);
     this.#requestedPolicy = onDeadLetter;
     if (typeof db !== 'object' || db === null || typeof db.query !== 'function' || typeof db.transaction !== 'function') {
       throw new TypeError('db must be an open PgDatabase (from fromPg or fromPglite)');

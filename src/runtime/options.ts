@@ -6,9 +6,15 @@
 import type { Clock } from '../clock.js';
 import type { Execution, ExecutionStore } from '../store/contract.js';
 import type { Transport } from '../transport/contract.js';
-import { checkDuration, checkId, checkInteger, checkObject } from '../validate.js';
+import { checkDuration, checkId, checkInteger, checkObject, checkOptions } from '../validate.js';
 import { hostClone, hostNewId, hostScheduler } from './host.js';
 import type { EventBase, Handler, RuntimeOptions, Scheduler } from './types.js';
+
+/** The keys of RuntimeOptions: any other is a misspelling (checkOptions). */
+const RUNTIME_OPTIONS = [
+  'store', 'transport', 'handler', 'workerId', 'visibilityMs', 'clock', 'scheduler', 'renewEveryMs', 'retryBaseMs', 'retryMaxMs',
+  'suspendHoldMs', 'idleMinMs', 'idleMaxMs', 'relayBatch', 'relayEvery', 'newId', 'clone', 'onUntargeted',
+];
 
 /** How long a claim holds an event when `visibilityMs` is not given: 30 s, as in `consume()`. */
 export const DEFAULT_VISIBILITY_MS = 30_000;
@@ -65,7 +71,7 @@ function count(name: string, value: unknown, fallback: number): number {
 
 /** @throws TypeError / RangeError naming the first bad option. */
 export function resolveOptions<X extends Execution, E extends EventBase>(options: RuntimeOptions<X, E>): Config<X> {
-  checkObject('options', options);
+  checkOptions('options', options, RUNTIME_OPTIONS);
   checkMethods('options.store', options.store, STORE_METHODS);
   checkMethods('options.transport', options.transport, TRANSPORT_METHODS);
   checkFunction('options.handler', options.handler, false);

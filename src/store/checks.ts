@@ -3,7 +3,7 @@
  * the same inputs with exactly the same messages, before anything is written.
  * @internal
  */
-import { checkId, checkInteger, checkObject, checkTime } from '../validate.js';
+import { checkId, checkInteger, checkObject, checkOptions, checkTime } from '../validate.js';
 import { DEFAULT_TRACE_MAX, type EmitChange, type Execution, type SpawnChange, type TimerChange } from './contract.js';
 
 /** `CommitChanges` after validation: every list present (possibly empty). */
@@ -35,9 +35,9 @@ export function checkSeq(seq: unknown): asserts seq is number {
 }
 
 /** The store options; returns the trace ring size. */
-export function checkStoreOptions(options: unknown): number {
-  checkObject('options', options, true);
-  const traceMax = options?.traceMax ?? DEFAULT_TRACE_MAX;
+export function checkStoreOptions(options: unknown, extra: readonly string[] = []): number {
+  checkOptions('options', options, ['traceMax', ...extra], true);
+  const traceMax = (options as { traceMax?: unknown } | undefined)?.traceMax ?? DEFAULT_TRACE_MAX;
   checkInteger('options.traceMax', traceMax, 0, Number.MAX_SAFE_INTEGER);
   return traceMax;
 }

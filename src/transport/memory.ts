@@ -9,7 +9,7 @@
  * in place. Claim and ack cost O(log groups) whatever the backlog.
  */
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
-import { checkDuration, checkId, readClock } from '../validate.js';
+import { checkDuration, checkId, readClock, toJson } from '../validate.js';
 import {
   checkClaim,
   checkClaimMany,
@@ -97,8 +97,9 @@ const byExpiry = <E>(a: Group<E>, b: Group<E>): boolean => a.lockedUntil < b.loc
 
 /**
  * The in-memory transport. Keeps each event object itself (a claim returns the very object that
- * was published) and so accepts any value as an event, JSON-safe or not. Nothing survives the
- * process.
+ * was published), yet refuses the events the SQL backends refuse (a cycle, a BigInt, a function,
+ * `undefined`, NaN, a Map…: a TypeError naming the value), so that code tested against it runs
+ * unchanged on them. Nothing survives the process.
  */
 export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotifier {
   readonly #clock: () => number;
@@ -144,12 +145,15 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
 
   async publish(groupId: string, event: E, options?: PublishOptions): Promise<number> {
     const args = checkPublish(groupId, options);
+    // Refused exactly as the SQL backends refuse it, so code tested in memory runs on them.
+    toJson('event', event);
     this.#ensureOpen();
     return this.#publish(groupId, event, args, this.#delayed(args));
   }
 
   async publishMany(items: readonly PublishItem<E>[]): Promise<number[]> {
     const checked = checkPublishItems<E>(items);
+    checked.forEach((item, i) => toJson(`items[${i}].event`, item.event));
     this.#ensureOpen();
     const now = checked.some((item) => item.args.delayMs > 0) ? readClock(this.#clock) : 0;
     // `after` names seqs issued before the batch (an item's own seq is not known until it

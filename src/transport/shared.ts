@@ -4,7 +4,7 @@
  * fields read as a state.
  * @internal
  */
-import { checkDuration, checkId, checkInteger, checkObject } from '../validate.js';
+import { checkDuration, checkId, checkInteger, checkObject, checkOptions } from '../validate.js';
 import { LeaseholdError } from '../errors.js';
 import { type ClaimManyOptions, type ClaimOptions, DEFAULT_QUEUE, type DeadLetterPolicy, type DuplicatePolicy, type Lease, MAX_BATCH, type MessageSnapshot, type PublishOptions, type TransportOptions } from './contract.js';
 
@@ -38,11 +38,12 @@ export interface PublishArgs {
 }
 
 const DUPLICATE_POLICIES: readonly DuplicatePolicy[] = ['skip', 'replace', 'merge'];
+const PUBLISH_OPTIONS = ['priority', 'key', 'onDuplicate', 'delayMs', 'after'];
 
 /** Checks one publish; `at` prefixes argument names in messages (`items[3].` in a batch). */
 export function checkPublish(groupId: unknown, options: PublishOptions | undefined, at = ''): PublishArgs {
   checkId(`${at}groupId`, groupId);
-  checkObject(`${at}options`, options, true);
+  checkOptions(`${at}options`, options, PUBLISH_OPTIONS, true);
   const priority = options?.priority ?? 0;
   checkInteger(`${at}options.priority`, priority, MIN_PRIORITY, MAX_PRIORITY);
   const key = options?.key;
@@ -80,17 +81,17 @@ export function checkPublishItems<E>(items: unknown): { groupId: string; event: 
   // Array.from, not map: map passes over a hole (an index never set), which would then be
   // published as nothing (or crash a backend midway); Array.from reads it as undefined, refused.
   return Array.from(items as unknown[], (item: unknown, i) => {
-    checkObject(`items[${i}]`, item);
+    checkOptions(`items[${i}]`, item, ['groupId', 'event', 'options']);
     const { groupId, event, options } = item as { groupId: unknown; event: E; options?: PublishOptions };
     const args = checkPublish(groupId, options, `items[${i}].`);
     return { groupId: groupId as string, event, args };
   });
 }
 
-export function checkClaim(workerId: unknown, visibilityMs: unknown, options: ClaimOptions | undefined): number {
+export function checkClaim(workerId: unknown, visibilityMs: unknown, options: ClaimOptions | undefined, known: readonly string[] = ['minPriority']): number {
   checkId('workerId', workerId);
   checkDuration('visibilityMs', visibilityMs, true);
-  checkObject('options', options, true);
+  checkOptions('options', options, known, true);
   const minPriority = options?.minPriority ?? 0;
   checkInteger('options.minPriority', minPriority, MIN_PRIORITY, MAX_PRIORITY);
   return minPriority;
@@ -99,7 +100,7 @@ export function checkClaim(workerId: unknown, visibilityMs: unknown, options: Cl
 /** The checked `max` of a `claimMany`, with its priority floor. */
 export function checkClaimMany(workerId: unknown, visibilityMs: unknown, options: ClaimManyOptions | undefined): { minPriority: number; max: number } {
   checkObject('options', options);
-  const minPriority = checkClaim(workerId, visibilityMs, options);
+  const minPriority = checkClaim(workerId, visibilityMs, options, ['minPriority', 'max']);
   checkInteger('options.max', options!.max, 1, MAX_BATCH);
   return { minPriority, max: options!.max };
 }
@@ -135,8 +136,12 @@ export function checkSeq(seq: unknown): asserts seq is number {
   checkInteger('seq', seq, 1, Number.MAX_SAFE_INTEGER);
 }
 
-export function checkTransportOptions(options: TransportOptions | undefined): { clock: () => number; maxAttempts: number; queue: string; onDeadLetter: DeadLetterPolicy | null } {
-  checkObject('options', options, true);
+/** The transport options; `extra` names a backend's own (PostgreSQL's `schema`). */
+export function checkTransportOptions(
+  options: TransportOptions | undefined,
+  extra: readonly string[] = [],
+): { clock: () => number; maxAttempts: number; queue: string; onDeadLetter: DeadLetterPolicy | null } {
+  checkOptions('options', options, ['clock', 'maxAttempts', 'onDeadLetter', 'queue', ...extra], true);
   const queue = options?.queue ?? DEFAULT_QUEUE;
   checkId('options.queue', queue);
   const clock: unknown = options?.clock ?? Date.now;

@@ -591,6 +591,26 @@ export function describeOutbox(caps: TransportCaps, c: OutboxSuiteContext): void
   });
 
   describe('the new arguments are checked before anything changes', () => {
+    it('refuses a misspelt option, naming it and the option meant', async () => {
+      await t().publish('g', 'a');
+      const lease = (await t().claim('w', 1000))!;
+      for (const [action, pattern] of [
+        [() => t().publish('g', 'b', { dealyMs: 5 } as never), /options has no option "dealyMs"; did you mean "delayMs"\?/],
+        [() => t().publishMany([{ groupId: 'g', event: 'b', options: { Key: 'k' } as never }]), /items\[0\]\.options has no option "Key"; did you mean "key"\?/],
+        [() => t().publishMany([{ groupId: 'g', event: 'b', option: {} } as never]), /items\[0\] has no option "option"; did you mean "options"\?/],
+        [() => t().claim('w', 1000, { minPriorty: 1 } as never), /"minPriorty"; did you mean "minPriority"\?/],
+        [() => t().claimMany('w', 1000, { max: 2, maximum: 3 } as never), /"maximum"/],
+        [() => t().publish('g', 'b', { zzz: 1 } as never), /has no option "zzz"; it takes "priority", "key"/],
+      ] as const) {
+        await c.unchangedBy(async () => {
+          const error = await action().then(() => undefined, (e: unknown) => e);
+          expect(error).toBeInstanceOf(TypeError);
+          expect(String(error)).toMatch(pattern);
+        });
+      }
+      await t().ack(lease);
+    });
+
     it('refuses a bad reason, delay, seq or policy', async () => {
       await t().publish('g', 'a');
       const lease = (await t().claim('w', 1000))!;

@@ -75,7 +75,7 @@ export function describeQueueApi(caps: TransportCaps, c: QueueSuiteContext): voi
       }
     });
 
-    it.skipIf(!caps.json)('refuses the whole batch when one event cannot be stored as JSON', async () => {
+    it('refuses the whole batch when one event cannot be stored as JSON', async () => {
       const cyclic: Record<string, unknown> = {};
       cyclic.self = cyclic;
       await c.unchangedBy(async () => {
