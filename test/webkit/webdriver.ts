@@ -35,29 +35,36 @@ async function startXvfb(xvfbPath: string, children: ChildProcess[]): Promise<st
  * XDG_DATA_HOME and XDG_CACHE_HOME). It opens `url`; a page reports back by its own means (a
  * fetch to the server that sent it). Returns the function that ends it.
  */
-export async function openMiniBrowser(url: string, dataDir: string): Promise<() => void> {
+export function openMiniBrowser(url: string, dataDir: string): Promise<() => void> {
+  return onDisplay(async (webkit, display, children, stop) => {
+    const env = { ...process.env, DISPLAY: display, XDG_DATA_HOME: `${dataDir}/data`, XDG_CACHE_HOME: `${dataDir}/cache` };
+    children.push(spawn(webkit.browser, [`--features=${FEATURES}`, url], { env, stdio: 'ignore' }));
+    return stop;
+  });
+}
+
+type WebKitPaths = NonNullable<ReturnType<typeof findWebKit>>;
+
+/**
+ * Runs `start` with WebKitGTK's paths and an Xvfb display of its own. The processes in `children`
+ * (Xvfb first) end when `stop` is called, or at once when `start` fails.
+ */
+async function onDisplay<T>(start: (webkit: WebKitPaths, display: string, children: ChildProcess[], stop: () => void) => Promise<T>): Promise<T> {
   const webkit = findWebKit();
   if (!webkit) throw new Error('WebKitGTK not found: run node scripts/ensure-browsers.mjs webkit (Debian packages webkit2gtk-driver, xvfb)');
   const children: ChildProcess[] = [];
   const stop = () => children.forEach((child) => child.kill('SIGTERM'));
   try {
     const display = await startXvfb(webkit.xvfb, children);
-    const env = { ...process.env, DISPLAY: display, XDG_DATA_HOME: `${dataDir}/data`, XDG_CACHE_HOME: `${dataDir}/cache` };
-    children.push(spawn(webkit.browser, [`--features=${FEATURES}`, url], { env, stdio: 'ignore' }));
-    return stop;
+    return await start(webkit, display, children, stop);
   } catch (error) {
     stop();
     throw error;
   }
 }
 
-export async function startWebKit(): Promise<WebKitSession> {
-  const webkit = findWebKit();
-  if (!webkit) throw new Error('WebKitGTK not found: run node scripts/ensure-browsers.mjs webkit (Debian packages webkit2gtk-driver, xvfb)');
-  const children: ChildProcess[] = [];
-  const stop = () => children.forEach((child) => child.kill('SIGTERM'));
-  try {
-    const display = await startXvfb(webkit.xvfb, children);
+export function startWebKit(): Promise<WebKitSession> {
+  return onDisplay(async (webkit, display, children, stop) => {
     const port = await freePort();
     // The driver itself needs DISPLAY, or session creation hangs.
     const driver = spawn(webkit.driver, [`--port=${port}`], { env: { ...process.env, DISPLAY: display }, stdio: 'ignore' });
@@ -97,8 +104,5 @@ export async function startWebKit(): Promise<WebKitSession> {
         stop();
       },
     };
-  } catch (error) {
-    stop();
-    throw error;
-  }
+  });
 }
