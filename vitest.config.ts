@@ -5,6 +5,7 @@ import { searchForWorkspaceRoot } from 'vite';
 import { defineConfig } from 'vitest/config';
 import { firefoxLaunchOptions } from './scripts/browsers.mjs';
 import { chromiumArgs, findChromium } from './scripts/chromium.mjs';
+import { webkitgtk } from './test/webkit/provider.ts';
 import { sharedAliases } from './vite.config.ts';
 
 const executablePath = await findChromium();
@@ -54,6 +55,27 @@ export default defineConfig({
           include: ['test/webkit/**/*.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
+        },
+      },
+      {
+        // The in-memory conformance suites in WebKitGTK, through Vitest's own browser mode
+        // (test/webkit/provider.ts): the host worker, its messages and SQLite in memory, as in
+        // Chromium. Their OPFS variants are defined and skipped, naming the call WebKitGTK
+        // refuses (test/browser/harness.ts). The files left out need OPFS throughout (runtime,
+        // faults, sahpool, the broker's tabs): test/webkit/webkit.test.ts shows what WebKit lacks.
+        extends: true,
+        test: {
+          name: 'webkit-suites',
+          include: ['test/browser/{transport,store,consume,trace}.test.ts'],
+          provide: { engine: 'webkit' },
+          testTimeout: 60_000,
+          browser: {
+            enabled: true,
+            headless: true,
+            screenshotFailures: false,
+            provider: webkitgtk(),
+            instances: [{ browser: 'webkit' }],
+          },
         },
       },
       {

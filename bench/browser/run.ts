@@ -1,6 +1,6 @@
 /**
- * `npm run bench:browser [-- --quick]`: the browser benchmarks, in headless Chromium driven by
- * Playwright, in two lanes measured in turns: a normal profile kept on disk (what users have:
+ * `npm run bench:browser [-- --quick] [-- --engine=firefox]`: the browser benchmarks, in headless
+ * Chromium (or Firefox ESR over WebDriver BiDi) driven by Playwright, in two lanes measured in turns: a normal profile kept on disk (what users have:
  * `launchPersistentContext` with a user-data dir outside the repository) — the headline — and a
  * private (incognito) context, where Chromium keeps OPFS in memory and every file call is a
  * round trip to the browser process. For each: what one file-handle call costs; SqliteTransport
@@ -9,6 +9,10 @@
  * durabilities; and fair service with 8 loops forwarding from another tab.
  * Prints Markdown tables and writes bench/results/browser-<time>.json.
  *
+ * Firefox: the profile on disk is a user-data directory as in Chromium; a private window has no
+ * OPFS at all in Firefox (getDirectory() throws SecurityError), so that lane is a probe that says
+ * so instead of figures.
+ *
  * While working on one figure: `--lane=profile|incognito` keeps one lane, and `--api=<text>` runs
  * only the API rows whose title contains <text> (and the in-worker rows at one backlog, for the
  * floor), skipping the file-handle and fair-service sections. Quote only full runs.
@@ -16,8 +20,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright';
+import { type Browser, type BrowserContext, chromium, firefox, type Page } from 'playwright';
 import { build, preview } from 'vite';
+import { firefoxLaunchOptions } from '../../scripts/browsers.mjs';
 import { chromiumArgs, findChromium } from '../../scripts/chromium.mjs';
 import { sharedAliases } from '../../vite.config.ts';
 import { type BenchRow, median, spreadOf, table, times } from '../lib.js';
@@ -29,6 +34,8 @@ const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name
 const onlyLane = option('lane');
 const onlyApi = option('api');
 if (onlyLane !== undefined && onlyLane !== 'profile' && onlyLane !== 'incognito') throw new RangeError('--lane must be profile or incognito');
+const engine = option('engine') ?? 'chromium';
+if (engine !== 'chromium' && engine !== 'firefox') throw new RangeError('--engine must be chromium or firefox');
 const runs = quick ? 3 : 5;
 const port = process.env.BENCH_PORT ? Number(process.env.BENCH_PORT) : await freePort();
 const root = new URL('.', import.meta.url).pathname;
@@ -54,15 +61,33 @@ await build({
 });
 const server = await preview({ configFile: false, root, logLevel: 'warn', build: { outDir }, preview: { host: '127.0.0.1', port, strictPort: true } });
 const url = `http://127.0.0.1:${port}/`;
-const executablePath = await findChromium();
 // Outside the repository tree: OPFS files inside the project make file watchers burn CPU.
 const profileDir = mkdtempSync(join(os.tmpdir(), 'leasehold-bench-profile-'));
-const persistent = await chromium.launchPersistentContext(profileDir, { executablePath, args: chromiumArgs });
-const browser = await chromium.launch({ executablePath, args: chromiumArgs });
+let persistent: BrowserContext;
+let browser: Browser;
+/** What a private window of this engine says when asked for OPFS, when it has none (Firefox). */
+let privateWindowRefusal: string | undefined;
+if (engine === 'chromium') {
+  const executablePath = await findChromium();
+  persistent = await chromium.launchPersistentContext(profileDir, { executablePath, args: chromiumArgs });
+  browser = await chromium.launch({ executablePath, args: chromiumArgs });
+} else {
+  persistent = await firefox.launchPersistentContext(profileDir, firefoxLaunchOptions());
+  const options = firefoxLaunchOptions();
+  // Every window of this Firefox is private, as File > New Private Window makes one.
+  browser = await firefox.launch({ ...options, firefoxUserPrefs: { ...options.firefoxUserPrefs, 'browser.privatebrowsing.autostart': true } });
+  const probe = await browser.newPage();
+  await probe.goto(url);
+  privateWindowRefusal = await probe.evaluate(() => navigator.storage.getDirectory().then(() => undefined, (error: Error) => `${error.name}: ${error.message}`));
+  await probe.close();
+}
 const lanes: Lane[] = [
   { key: 'profile' as const, label: 'profile on disk', context: persistent, scale: 1 },
-  { key: 'incognito' as const, label: 'private window (incognito)', context: await browser.newContext(), scale: 0.2 },
-].filter((lane) => onlyLane === undefined || lane.key === onlyLane);
+  { key: 'incognito' as const, label: engine === 'chromium' ? 'private window (incognito)' : 'private window', context: await browser.newContext(), scale: 0.2 },
+]
+  .filter((lane) => onlyLane === undefined || lane.key === onlyLane)
+  .filter((lane) => lane.key !== 'incognito' || privateWindowRefusal === undefined);
+const version = engine === 'chromium' ? `Chromium ${browser.version()}` : `Firefox ${persistent.browser()?.version() ?? browser.version()}`;
 
 export async function openPage(lane: Lane): Promise<Page> {
   const page = await lane.context.newPage();
@@ -133,7 +158,8 @@ const fairTable = [
   '| --- | ---: | ---: | ---: | ---: |',
   ...fair.map((f) => `| ${f.lane} | ${f.ownP50} / ${f.ownP99} | ${f.forwardedP50} / ${f.forwardedP99} | ${(f.ownP99 / f.forwardedP99).toFixed(2)} | ${f.closeMs} |`),
 ].join('\n');
-console.log(`\n### browser (Chromium ${browser.version()}${quick ? ', --quick' : ''})\n`);
+console.log(`\n### browser (${version}${quick ? ', --quick' : ''})\n`);
+if (privateWindowRefusal !== undefined) console.log(`private window: no figures, its OPFS is refused (navigator.storage.getDirectory(): ${privateWindowRefusal})\n`);
 console.log(`${table(handleRows, 'µs per call')}\n\n${table(workerRows)}\n\n${table(api.rows, 'messages/s')}`);
 if (fair.length > 0) console.log(`\n**fair service: 8 loops forwarding from a second tab, the owner tab publishing one at a time**\n\n${fairTable}`);
 const started = new Date();
@@ -149,7 +175,8 @@ writeFileSync(
       ...(onlyLane === undefined ? {} : { lane: onlyLane }),
       ...(onlyApi === undefined ? {} : { api: onlyApi }),
       machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, load: os.loadavg(), node: process.version },
-      chromium: browser.version(),
+      browser: version,
+      ...(privateWindowRefusal === undefined ? {} : { privateWindowRefusal }),
       handles: handleRows,
       worker: workerRows,
       api: api.rows,

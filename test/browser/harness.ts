@@ -3,7 +3,7 @@
  * sqlite-wasm over opfs-sahpool (or in memory), driven by a manual clock on the page.
  */
 import { openBrowserDatabase, type BrowserDatabase } from 'leasehold/browser';
-import { inject } from 'vitest';
+import { describe, inject } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import type { ExecutionStoreOptions } from '../../src/store/contract.js';
 import type { TransportOptions } from '../../src/transport/contract.js';
@@ -12,17 +12,48 @@ import type { TransportHarness } from '../conformance/transport.js';
 
 declare module 'vitest' {
   interface ProvidedContext {
-    /** The engine of the Vitest project running the file (vitest.config.ts): 'chromium' or 'firefox'. */
-    engine: 'chromium' | 'firefox';
+    /** The engine of the Vitest project running the file (vitest.config.ts). */
+    engine: 'chromium' | 'firefox' | 'webkit';
   }
 }
 
+const engine = inject('engine');
+
 /**
- * Whether the in-memory variants of the conformance suites run in this engine: in Chromium
- * only. They cross the same host worker and messages as the OPFS variants, which every engine
- * runs; a second engine adds nothing there but minutes (see vitest.config.ts).
+ * Whether the in-memory variants of the conformance suites run in this engine: in Chromium, and
+ * in WebKit, where they are all that can run (below). They cross the same host worker and
+ * messages as the OPFS variants, which Firefox runs; there they would add nothing but minutes
+ * (see vitest.config.ts).
  */
-export const runsMemoryVariants = inject('engine') === 'chromium';
+export const runsMemoryVariants = engine !== 'firefox';
+
+/**
+ * The OPFS call this engine refuses, probed in a worker as the host uses it (the directory, a
+ * file, a synchronous access handle); null when all work. Probed in WebKit only: WebKitGTK has
+ * no sync access handles (its worker file handle is Apple-only) and under automation its
+ * getDirectory() already rejects. Chromium and Firefox have them all, and there a missing one
+ * must fail the suites, not skip them.
+ */
+const opfsMissing: string | null = engine === 'webkit' ? await probeOpfs() : null;
+
+function probeOpfs(): Promise<string | null> {
+  const source = `(async () => {
+    const name = 'leasehold-probe-' + Math.random().toString(36).slice(2);
+    let root, file, handle;
+    try { root = await navigator.storage.getDirectory(); } catch (e) { return 'navigator.storage.getDirectory() (' + e.name + ')'; }
+    try { file = await root.getFileHandle(name, { create: true }); } catch (e) { return 'FileSystemDirectoryHandle.getFileHandle() (' + e.name + ')'; }
+    try { handle = await file.createSyncAccessHandle(); handle.close(); return null; } catch (e) { return 'FileSystemFileHandle.createSyncAccessHandle() (' + e.name + ')'; }
+    finally { await root.removeEntry(name).catch(() => {}); }
+  })().then((missing) => postMessage(missing));`;
+  const worker = new Worker(URL.createObjectURL(new Blob([source], { type: 'text/javascript' })), { type: 'module' });
+  return new Promise<string | null>((resolve) => (worker.onmessage = (event: MessageEvent<string | null>) => resolve(event.data))).finally(() => worker.terminate());
+}
+
+/** Defines the OPFS variant of a suite where the engine has what opfs-sahpool needs; elsewhere the same suite, skipped, naming what is missing. */
+export function whereOpfs(define: () => void): void {
+  if (opfsMissing === null) define();
+  else describe.skip(`skipped in ${engine}: opfs-sahpool needs ${opfsMissing}, which fails here`, define);
+}
 
 let databases = 0;
 

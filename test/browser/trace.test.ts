@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { openBrowserDatabase } from 'leasehold/browser';
 import { ManualClock } from '../../src/clock.js';
-import { freshName, removeOpfsPool } from './harness.js';
+import { freshName, removeOpfsPool, whereOpfs } from './harness.js';
 
 describe('openBrowserDatabase({ traceSql })', () => {
   it('records nothing unless asked', async () => {
@@ -16,7 +16,8 @@ describe('openBrowserDatabase({ traceSql })', () => {
     await db.close();
   });
 
-  it('returns the owner’s claim and ack, with their statements and lh_groups rows, on OPFS', async () => {
+  whereOpfs(() =>
+    it('returns the owner’s claim and ack, with their statements and lh_groups rows, on OPFS', async () => {
     const clock = new ManualClock(5_000);
     const name = freshName('traced');
     const db = await openBrowserDatabase({ name, clock: clock.now, traceSql: true });
@@ -30,5 +31,6 @@ describe('openBrowserDatabase({ traceSql })', () => {
     expect(ack).toMatchObject({ method: 'ack', error: null, groups: { after: [] } });
     await db.close();
     await removeOpfsPool(name);
-  });
+  }),
+  );
 });

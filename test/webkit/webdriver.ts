@@ -21,17 +21,50 @@ export interface WebKitSession {
   close(): Promise<void>;
 }
 
-export async function startWebKit(): Promise<WebKitSession> {
+/** Starts Xvfb on a display it picks itself (-displayfd); the display's name, e.g. ':3'. */
+async function startXvfb(xvfbPath: string, children: ChildProcess[]): Promise<string> {
+  const xvfb = spawn(xvfbPath, ['-displayfd', '3', '-nolisten', 'tcp', '-screen', '0', '1280x800x24'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] });
+  children.push(xvfb);
+  const [chunk] = (await once(xvfb.stdio[3]!, 'data')) as [Buffer];
+  return `:${chunk.toString().trim()}`;
+}
+
+/**
+ * MiniBrowser as a user starts it, without `--automation` (so not under WebDriver): a normal
+ * window whose website data — OPFS included — is kept on disk, here under `dataDir` (its
+ * XDG_DATA_HOME and XDG_CACHE_HOME). It opens `url`; a page reports back by its own means (a
+ * fetch to the server that sent it). Returns the function that ends it.
+ */
+export function openMiniBrowser(url: string, dataDir: string): Promise<() => void> {
+  return onDisplay(async (webkit, display, children, stop) => {
+    const env = { ...process.env, DISPLAY: display, XDG_DATA_HOME: `${dataDir}/data`, XDG_CACHE_HOME: `${dataDir}/cache` };
+    children.push(spawn(webkit.browser, [`--features=${FEATURES}`, url], { env, stdio: 'ignore' }));
+    return stop;
+  });
+}
+
+type WebKitPaths = NonNullable<ReturnType<typeof findWebKit>>;
+
+/**
+ * Runs `start` with WebKitGTK's paths and an Xvfb display of its own. The processes in `children`
+ * (Xvfb first) end when `stop` is called, or at once when `start` fails.
+ */
+async function onDisplay<T>(start: (webkit: WebKitPaths, display: string, children: ChildProcess[], stop: () => void) => Promise<T>): Promise<T> {
   const webkit = findWebKit();
   if (!webkit) throw new Error('WebKitGTK not found: run node scripts/ensure-browsers.mjs webkit (Debian packages webkit2gtk-driver, xvfb)');
   const children: ChildProcess[] = [];
   const stop = () => children.forEach((child) => child.kill('SIGTERM'));
   try {
-    // -displayfd: the X server picks a free display and writes its number to fd 3.
-    const xvfb = spawn(webkit.xvfb, ['-displayfd', '3', '-nolisten', 'tcp', '-screen', '0', '1280x800x24'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] });
-    children.push(xvfb);
-    const [chunk] = (await once(xvfb.stdio[3]!, 'data')) as [Buffer];
-    const display = `:${chunk.toString().trim()}`;
+    const display = await startXvfb(webkit.xvfb, children);
+    return await start(webkit, display, children, stop);
+  } catch (error) {
+    stop();
+    throw error;
+  }
+}
+
+export function startWebKit(): Promise<WebKitSession> {
+  return onDisplay(async (webkit, display, children, stop) => {
     const port = await freePort();
     // The driver itself needs DISPLAY, or session creation hangs.
     const driver = spawn(webkit.driver, [`--port=${port}`], { env: { ...process.env, DISPLAY: display }, stdio: 'ignore' });
@@ -71,8 +104,5 @@ export async function startWebKit(): Promise<WebKitSession> {
         stop();
       },
     };
-  } catch (error) {
-    stop();
-    throw error;
-  }
+  });
 }

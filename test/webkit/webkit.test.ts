@@ -5,25 +5,61 @@
  * in-memory database through the real host worker. OPFS is gated by a capability probe: WebKitGTK
  * has no synchronous access handles (its worker file handle is Apple-only), so the test asserts
  * that the probe names the missing call and that openBrowserDatabase says the same; where the
- * probe finds nothing missing, the database must open on OPFS and work instead.
+ * probe finds nothing missing, the database must open on OPFS and work instead. Under WebDriver
+ * the storage is ephemeral and getDirectory() already fails; a window started as a user starts it
+ * keeps OPFS on disk and gets as far as the sync access handle, which is what Linux WebKit lacks.
  */
-import { realpathSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createServer, type ViteDevServer } from 'vite';
+import { createServer, type Plugin, type ViteDevServer } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/ports.mjs';
-import { startWebKit, type WebKitSession } from './webdriver.js';
+import { openMiniBrowser, startWebKit, type WebKitSession } from './webdriver.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 let server: ViteDevServer;
 let webkit: WebKitSession;
 let origin: string;
+/** What pages opened without WebDriver post to /__webkit/report/<name>, by name. */
+const reports: Record<string, (body: string) => void> = {};
+
+/** Pages for a MiniBrowser without WebDriver, and the route they report to. */
+const pages: Record<string, string> = {
+  'normal-window.html': `<script type="module">
+    const { openBrowserDatabase } = await import('/@fs${root}src/browser/index.ts');
+    const outcome = await openBrowserDatabase({ name: 'wk-normal' }).then(
+      async (db) => { await db.close(); return { opened: true }; },
+      (e) => ({ opened: false, name: e.name, code: e.code, message: e.message }),
+    );
+    await fetch('/__webkit/report/normalWindow', { method: 'POST', body: JSON.stringify(outcome) });
+  </script>`,
+};
+
+const reportRoute: Plugin = {
+  name: 'webkit-report',
+  configureServer(vite) {
+    vite.middlewares.use('/__webkit/', (request, response) => {
+      const name = request.url!.replace(/^\//, '');
+      if (request.method === 'POST' && name.startsWith('report/')) {
+        let body = '';
+        request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        request.on('end', () => (response.end(), reports[name.slice('report/'.length)]?.(body)));
+        return;
+      }
+      response.setHeader('content-type', 'text/html');
+      response.end(pages[name] ?? '');
+    });
+  },
+};
 
 beforeAll(async () => {
   const port = await freePort();
   server = await createServer({
     configFile: `${root}vite.config.ts`,
     logLevel: 'warn',
+    plugins: [reportRoute],
     server: { host: '127.0.0.1', port, strictPort: true, fs: { allow: [root, realpathSync(`${root}node_modules`)] } },
   });
   await server.listen();
@@ -163,5 +199,24 @@ describe(`WebKitGTK`, () => {
     expect(opened.message).toContain(probe.call.replace('navigator.storage.', ''));
     expect(opened.message).toMatch(/storage: 'memory'/);
     expect(opened.message).not.toMatch(/not a secure context/);
+  });
+
+  it('in a normal window (storage on disk), OPFS opens but sync access handles are refused: openBrowserDatabase names them', async () => {
+    // No WebDriver here: a page of the dev server opens the database and posts what happened
+    // back to the server (the `reports` route below), which hands it to this test.
+    const reported = new Promise<string>((resolve) => (reports.normalWindow = resolve));
+    const dataDir = mkdtempSync(join(tmpdir(), 'leasehold-webkit-'));
+    const stop = await openMiniBrowser(`${origin}/__webkit/normal-window.html`, dataDir);
+    try {
+      const outcome = JSON.parse(await reported) as { opened: boolean; name?: string; code?: string; message?: string };
+      console.log(`WebKitGTK ${webkit.version}, a normal window: ${outcome.message ?? 'opened'}`);
+      expect(outcome).toMatchObject({ opened: false, name: 'StorageError', code: 'STORAGE_UNAVAILABLE' });
+      expect(outcome.message).toMatch(/createSyncAccessHandle/);
+      expect(outcome.message).toMatch(/storage: 'memory'/);
+      expect(outcome.message).not.toMatch(/getDirectory|not a secure context|private/);
+    } finally {
+      stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
