@@ -14,6 +14,8 @@ export const sharedAliases = {
   'leasehold/durable-object/client': here('./src/durable-object/client.ts'),
   'leasehold/durable-object': here('./src/durable-object/index.ts'),
   'leasehold/postgres': here('./src/postgres/index.ts'),
+  'leasehold/watch': here('./src/watch/watch.ts'),
+  'leasehold/react': here('./src/react/index.ts'),
   leasehold: here('./src/index.ts'),
 };
 
