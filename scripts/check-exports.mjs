@@ -16,6 +16,8 @@ const expected = {
   './durable-object/client': ['connectLeasehold', 'spreadTransport', 'groupHash'],
   './postgres': ['PostgresTransport', 'PostgresStore', 'fromPg', 'fromPglite'],
   './watch': ['watchQueue'],
+  './inspector': ['defineInspector', 'httpTransport', 'QueueView', 'DeadLettersView'],
+  './inspector/http': ['inspectorHandler'],
   './react': ['useQueueStats', 'usePendingCount', 'useGroupMessages', 'useDeadLetters'],
 };
 // Entries that import an optional peer: imported only where the peer is installed (their files

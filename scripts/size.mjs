@@ -50,6 +50,9 @@ const ENTRY_BUDGETS = {
   // (1.4 kB gzip alone), and the React hooks on it (React external).
   './watch': 2_000,
   './react': 2_500,
+  // The inspector element with its views, styles and HTTP read client; its server half.
+  './inspector': 9_000,
+  './inspector/http': 3_000,
   './postgres': 16_500, // 60.7 / 15.6 with migration 5 (holds, reject, release, discard); 50.5 / 14.1 before
 };
 /**
@@ -61,6 +64,8 @@ const ENTRIES_WITHOUT_SQL = {
   './browser': true,
   './watch': true,
   './react': true,
+  './inspector': true,
+  './inspector/http': true,
   './durable-object/client': true,
 };
 const UNUSED = /sqlite3-worker1|sqlite3-opfs-async-proxy/;
