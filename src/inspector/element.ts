@@ -1,6 +1,6 @@
 /**
- * `<leasehold-inspector>`: the queue, its groups, leases with countdowns, parks, delays and dead
- * letters, for any Transport, in the app's own page. It reads nothing until it is in the
+ * `<leasehold-inspector>`: the queue, its groups, leases with countdowns, parks, delays, dead
+ * letters and a timeline, for any Transport, in the app's own page. It reads nothing until it is in the
  * document and a transport is set, and stops reading when it leaves; it changes nothing unless
  * the page allows actions (`actions` attribute or property), and then only redrive and discard.
  * Its views live in an open shadow root with their own styles, so the page's CSS and its never
@@ -12,6 +12,7 @@ import { DeadLettersView } from './dead.js';
 import { h, setText } from './dom.js';
 import { QueueView } from './queue.js';
 import { THEME_CSS, VIEW_CSS } from './styles.js';
+import { TimelinePanel } from './timeline/panel.js';
 
 /** What the page sets on a `<leasehold-inspector>`. */
 export interface LeaseholdInspectorElement extends HTMLElement {
@@ -42,6 +43,7 @@ function makeClass(): CustomElementConstructor {
     /** The snapshot's clock reading, and when (page time) it arrived: countdowns run from there. */
     #at = { now: 0, page: 0 };
     readonly #queue = new QueueView();
+    readonly #timeline = new TimelinePanel();
     readonly #counts = h('p', { class: 'counts', attrs: { 'data-testid': 'inspector-counts', 'aria-live': 'polite' } });
     readonly #error = h('p', { class: 'error', attrs: { role: 'alert', 'data-testid': 'inspector-error' } });
     #dead = this.#deadView();
@@ -52,7 +54,7 @@ function makeClass(): CustomElementConstructor {
       const style = document.createElement('style');
       style.textContent = THEME_CSS + VIEW_CSS;
       this.#error.hidden = true;
-      root.append(style, h('h2', { text: 'Queue' }), this.#counts, this.#error, this.#queue.el, h('h2', { text: 'Dead letters' }), this.#dead.el);
+      root.append(style, h('h2', { text: 'Queue' }), this.#counts, this.#error, this.#queue.el, h('h2', { text: 'Dead letters' }), this.#dead.el, h('h2', { text: 'Timeline' }), this.#timeline.el);
     }
 
     get transport(): Transport | null {
@@ -123,7 +125,9 @@ function makeClass(): CustomElementConstructor {
       this.#unsubscribe = this.#watch.subscribe(() => this.#draw());
       this.#draw();
       const tick = () => {
-        this.#queue.tick(this.#at.now + (performance.now() - this.#at.page));
+        const now = this.#at.now + (performance.now() - this.#at.page);
+        this.#queue.tick(now);
+        this.#timeline.draw(now);
         this.#frame = requestAnimationFrame(tick);
       };
       this.#frame = requestAnimationFrame(tick);
@@ -146,6 +150,7 @@ function makeClass(): CustomElementConstructor {
       this.#at = { now: snapshot.now, page: performance.now() };
       this.#queue.render(snapshot);
       this.#dead.render(snapshot.deadLetters);
+      this.#timeline.update(snapshot);
     }
 
     #deadView(): DeadLettersView {

@@ -92,6 +92,15 @@ describe('<leasehold-inspector>', () => {
     await expect.poll(() => reads).toBeGreaterThan(0);
   });
 
+  it('draws a timeline lane per group, with the leases snapshots saw', async () => {
+    const transport = new InMemoryTransport();
+    await transport.publish('upload-1', { label: 'put' });
+    await transport.claim('tab-worker', 30_000);
+    const root = mount(transport);
+    await expect.poll(() => root.querySelectorAll('[data-testid="tl-lane"][data-lane="upload-1"]').length).toBe(1);
+    expect(root.querySelector('[data-testid="timeline"] svg')?.getAttribute('aria-label')).toContain('last minute');
+  });
+
   it('refuses what is not a transport, and defines itself once', () => {
     const Element = defineInspector();
     expect(defineInspector()).toBe(Element);
