@@ -5,9 +5,8 @@
  * react and react-dom are installed (the project's devDependencies).
  */
 import { expect, test } from '@playwright/test';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, preview } from 'vite';
@@ -46,7 +45,9 @@ createRoot(document.getElementById('root')).render(h(StrictMode, null, h(App)));
 
 test('React hooks render pending counts that follow publishes and acks', async ({ page }) => {
   test.skip(!installed('react') || !installed('react-dom/client'), 'react and react-dom are not installed: add react@19.3.1 and react-dom@19.3.1 to devDependencies');
-  const dir = mkdtempSync(join(tmpdir(), 'leasehold-react-'));
+  // Inside the repository (.tmp/ is ignored), so the page's imports of react resolve to the project's own.
+  mkdirSync(here('../.tmp'), { recursive: true });
+  const dir = mkdtempSync(join(here('../.tmp'), 'react-'));
   writeFileSync(join(dir, 'index.html'), '<!doctype html><html><body><div id="root"></div><script type="module" src="./main.js"></script></body></html>\n');
   writeFileSync(join(dir, 'main.js'), PAGE);
   const alias = { 'leasehold/react': here('../src/react/index.ts'), leasehold: here('../src/index.ts') };
