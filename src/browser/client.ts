@@ -96,7 +96,8 @@ export interface BrowserDatabase<E = unknown, X extends Execution = Execution> {
   /**
    * Asks the browser not to evict this origin's storage (`navigator.storage.persist()`, which
    * works from the page only, not in the database's worker): resolves whether it will (false
-   * where the browser has no storage manager). Never rejects.
+   * where the browser has no storage manager). Never rejects. Firefox asks the user and resolves
+   * only on their answer: do not hold the page up awaiting it.
    */
   persist(): Promise<boolean>;
   /** The default queue, over the shared database. Also a {@link ChangeNotifier}: notices come from every tab. */

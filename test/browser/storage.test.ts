@@ -3,7 +3,7 @@
  * and whose OPFS files are gone opens as `lost`, once, never silently as a healthy empty queue.
  */
 import { type BrowserDatabase, openBrowserDatabase } from 'leasehold/browser';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { freshName, removeOpfsPool } from './harness.js';
 
 const opened: BrowserDatabase[] = [];
@@ -47,6 +47,8 @@ describe('browser database storage', () => {
     expect(typeof facts.persisted).toBe('boolean');
     expect(facts.estimate?.quota).toBeGreaterThan(0);
     expect(facts.estimate?.usage).toBeGreaterThanOrEqual(0);
-    expect(typeof (await db.persist())).toBe('boolean');
+    // Firefox asks the user with a prompt and resolves only on an answer, which no one gives
+    // under automation: there persist() is left pending here (docs/browser.md says so).
+    if (inject('engine') === 'chromium') expect(typeof (await db.persist())).toBe('boolean');
   });
 });
