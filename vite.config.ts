@@ -14,6 +14,11 @@ export const sharedAliases = {
   'leasehold/durable-object/client': here('./src/durable-object/client.ts'),
   'leasehold/durable-object': here('./src/durable-object/index.ts'),
   'leasehold/postgres': here('./src/postgres/index.ts'),
+  'leasehold/watch': here('./src/watch/watch.ts'),
+  'leasehold/react': here('./src/react/index.ts'),
+  // The server half first: an alias also matches longer specifiers that start with it.
+  'leasehold/inspector/http': here('./src/inspector/http.ts'),
+  'leasehold/inspector': here('./src/inspector/index.ts'),
   leasehold: here('./src/index.ts'),
 };
 
@@ -29,7 +34,7 @@ export default defineConfig({
     outDir: here('./dist-demo'),
     emptyOutDir: true,
     target: 'es2022',
-    rollupOptions: { input: { demo: here('./demo/index.html'), lab: here('./demo/lab.html') } },
+    rollupOptions: { input: { demo: here('./demo/index.html'), lab: here('./demo/lab.html'), inspector: here('./demo/inspector.html') } },
   },
   server: { watch: { ignored: ['**/test-results/**', '**/bench/results/**', '**/.tmp/**'] } },
   // The e2e tests reach the preview as insecure.test (mapped to 127.0.0.1) to get a page that

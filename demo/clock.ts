@@ -114,6 +114,4 @@ export class DemoClock {
 }
 
 /** "12.3 s": how every time on the page is written. */
-export function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)} s`;
-}
+export { seconds } from 'leasehold/inspector';

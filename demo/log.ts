@@ -64,13 +64,5 @@ export function claimReason(groupId: string, attempt: number, ending: LeaseEndin
   return `delivery ${attempt}: an earlier lease ended`;
 }
 
-/** The event's label as the demo publishes it, or a short JSON of anything else. Shown as text. */
-export function eventLabel(event: unknown): string {
-  if (event && typeof event === 'object') {
-    const { label, type } = event as { label?: unknown; type?: unknown };
-    if (typeof label === 'string') return label;
-    if (typeof type === 'string') return type;
-  }
-  const json = JSON.stringify(event) ?? String(event);
-  return json.length > 40 ? `${json.slice(0, 39)}…` : json;
-}
+/** Events as words: the inspector's own labels (the demo's views are built on leasehold/inspector). */
+export { eventLabel } from 'leasehold/inspector';

@@ -20,12 +20,16 @@ import { StorageControls, TimeControls } from './views/controls.ts';
 import { ExecutionsView } from './views/executions.ts';
 import { LessonBar } from './views/lessons.ts';
 import { LogView } from './views/log.ts';
-import { DeadLettersView, PublishForm } from './views/publish.ts';
+import { DeadLettersView, VIEW_CSS } from 'leasehold/inspector';
+import { PublishForm } from './views/publish.ts';
+import { seconds } from './clock.ts';
 import { QueueView } from './views/queue.ts';
 import { SqlView } from './views/sql.ts';
 import { TimelineView } from './views/timeline.ts';
 import { WorkersView } from './views/workers.ts';
 
+// The queue and dead-letter views are leasehold/inspector's: their styles come with them.
+document.head.append(Object.assign(document.createElement('style'), { textContent: VIEW_CSS }));
 const settings = await loadSettings();
 const linked = readScene();
 const scene = linked && (!linked.own || linked.scene.join) ? linked.scene : null;
@@ -66,10 +70,10 @@ const logError = (what: string) => (error: unknown) => demo.log.add({ at: clock.
 const time = new TimeControls(clock, onControl);
 const storage = new StorageControls(settings.storage, (choice) => void switchStorage(choice));
 const lessons = new LessonBar(LESSONS, (id) => void pickLesson(id));
-const queue = new QueueView();
+const queue = new QueueView('The queue is empty. Pick a lesson, or publish a message below.');
 const workers = new WorkersView(live((options) => void demo.addWorker(options)), live((id, action) => demo.workerAction(id, action)));
 const executions = new ExecutionsView(TRACE_MAX);
-const dead = new DeadLettersView(live((seq) => void demo.redrive(seq).catch(logError('redrive'))));
+const dead = new DeadLettersView({ onRedrive: live((seq) => void demo.redrive(seq).catch(logError('redrive'))), time: seconds });
 const publish = new PublishForm(
   live(({ groupId, event, priority, delayMs }) => void demo.publish(groupId, event, priority, delayMs).catch(logError('publish'))),
   live(() => void bulkLoad()),

@@ -15,6 +15,21 @@ const expected = {
   './vite': ['leasehold'],
   './durable-object/client': ['connectLeasehold', 'spreadTransport', 'groupHash'],
   './postgres': ['PostgresTransport', 'PostgresStore', 'fromPg', 'fromPglite'],
+  './watch': ['watchQueue'],
+  './inspector': ['defineInspector', 'httpTransport', 'QueueView', 'DeadLettersView'],
+  './inspector/http': ['inspectorHandler'],
+  './react': ['useQueueStats', 'usePendingCount', 'useGroupMessages', 'useDeadLetters'],
+};
+// Entries that import an optional peer: imported only where the peer is installed (their files
+// and require() are checked everywhere).
+const peerOf = { './react': 'react' };
+const installed = (name) => {
+  try {
+    createRequire(import.meta.url).resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
 };
 // Entries that load only inside their runtime: their files and require() are checked, not an import.
 const runtimeOnly = { './durable-object': 'it imports cloudflare:workers, which exists only in workerd' };
@@ -30,7 +45,8 @@ for (const [entry, target] of Object.entries(pkg.exports)) {
   const specifier = entry === '.' ? pkg.name : `${pkg.name}/${entry.slice(2)}`;
   // leasehold/vite is required by Vite 8 itself (which needs such a Node); the durable-object
   // entry imports cloudflare:workers, which Node has not, so it keeps the message everywhere.
-  const requirable = entry === './vite' || (process.features.require_module === true && !runtimeOnly[entry]);
+  // An entry without "module-sync" (the UI entries, which run in browsers) keeps the message too.
+  const requirable = entry === './vite' || (process.features.require_module === true && !runtimeOnly[entry] && 'module-sync' in target);
   try {
     createRequire(import.meta.url)(specifier);
     if (!requirable) {
@@ -44,6 +60,10 @@ for (const [entry, target] of Object.entries(pkg.exports)) {
     }
   }
   if (runtimeOnly[entry]) continue;
+  if (peerOf[entry] && !installed(peerOf[entry])) {
+    console.log(`${specifier}: not imported, its optional peer ${peerOf[entry]} is not installed here`);
+    continue;
+  }
   // The browser entry touches DOM globals only when called, so importing it in Node is fine.
   const module = await import(specifier);
   for (const name of expected[entry] ?? []) {

@@ -27,12 +27,14 @@ export const LAYERS = [
   { name: 'runtime', units: ['runtime'] },
   // consume() drives any transport and uses the runtime's scheduling: above both, below hosts.
   { name: 'consume', units: ['consume'] },
+  // watchQueue(): reads any transport for a UI; the UI entries (react, inspector) build on it.
+  { name: 'bindings', units: ['watch'] },
   // The shared hosting / remote-call layer: method table, wire, client proxies, the SQL host.
   { name: 'hosting', units: ['remote'] },
   // The core entry: what `leasehold` exports; it must not pull a platform (each is its own entry).
   { name: 'core entry', units: ['index.ts'] },
   // Each platform supplies a send and a serving loop over the layers below, and knows no other.
-  { name: 'platforms', units: ['browser', 'durable-object', 'postgres', 'vite'], siblings: false },
+  { name: 'platforms', units: ['browser', 'durable-object', 'postgres', 'vite', 'react', 'inspector'], siblings: false },
 ];
 
 /**

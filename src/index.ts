@@ -40,6 +40,7 @@ export type {
 // consume(): the worker loop for the plain queue, on any transport.
 export { consume } from './consume/consume.js';
 export { RejectError, RetryLaterError } from './consume/outcomes.js';
+export type { ConsumeEvent } from './consume/events.js';
 export type { BackoffOptions, ConsumeErrorInfo, ConsumeHandler, ConsumeOptions, ConsumePhase, ConsumeSignal, Consumer, HandlerContext } from './consume/types.js';
 
 // The execution store: per-entity workflow state with a transactional outbox, timers, spawns and a trace.

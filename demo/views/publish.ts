@@ -1,12 +1,9 @@
 /**
- * Publishing by hand (any group name and label, rendered as text wherever they appear), a bulk
- * load for the 200-group stress view, and the dead letters with their redrive buttons.
+ * Publishing by hand (any group name and label, rendered as text wherever they appear) and a
+ * bulk load for the 200-group stress view. The dead letters are leasehold/inspector's view.
  */
-import type { DeadLetter } from 'leasehold';
-import { seconds } from '../clock.ts';
-import { eventLabel } from '../log.ts';
 import type { DemoEvent } from '../workers.ts';
-import { h, setText } from './dom.ts';
+import { h } from './dom.ts';
 
 export interface PublishRequest {
   groupId: string;
@@ -49,36 +46,5 @@ export class PublishForm {
     });
     const bulk = h('button', { text: 'Load 200 groups × 10 messages', attrs: { type: 'button', 'data-testid': 'bulk' }, on: { click: onBulk } });
     this.el = h('div', {}, form, h('p', { class: 'hint' }, bulk, ' — to see the page keep up with a big backlog.'));
-  }
-}
-
-export class DeadLettersView {
-  readonly el: HTMLElement;
-  readonly #list = h('ul', { class: 'dead', attrs: { 'data-testid': 'dead-letters' } });
-  readonly #count = h('p', { class: 'hint' });
-  #key = '';
-  readonly #onRedrive: (seq: number) => void;
-
-  constructor(onRedrive: (seq: number) => void) {
-    this.#onRedrive = onRedrive;
-    this.el = h('div', {}, this.#count, this.#list);
-  }
-
-  render(letters: DeadLetter[]): void {
-    const key = letters.map((l) => l.seq).join(',');
-    if (key === this.#key) return;
-    this.#key = key;
-    setText(this.#count, letters.length ? `${letters.length} message${letters.length === 1 ? '' : 's'} gave up after too many attempts.` : 'None: no message has failed too often.');
-    this.#list.replaceChildren(
-      ...letters.map((letter) =>
-        h(
-          'li',
-          { class: 'dead-letter', attrs: { 'data-testid': 'dead-letter', 'data-seq': String(letter.seq) } },
-          h('span', { class: 'state-dead', text: '✕ dead' }),
-          h('span', { text: ` ${letter.groupId}#${letter.seq} ${eventLabel(letter.event)} · ${letter.attempt} tries · at ${seconds(letter.deadAt)} ` }),
-          h('button', { text: 'Redrive', attrs: { type: 'button', 'aria-label': `redrive ${letter.groupId}#${letter.seq}` }, on: { click: () => this.#onRedrive(letter.seq) } }),
-        ),
-      ),
-    );
   }
 }

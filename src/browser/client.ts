@@ -11,12 +11,14 @@ import { checkPublish, checkPublishItems, checkTransportOptions } from '../trans
 import { checkId, checkInteger, checkObject, checkOptions, toJson } from '../validate.js';
 import type { CallMessage, HostOptions, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
 import type { SqlTraceEntry } from './trace.js';
+import { findDatabase, markDatabase, type OpenedAs, requestPersist, type StorageFacts, storageFacts } from './storage.js';
 import { remoteStore, remoteTransport } from '../remote/client.js';
 import type { Target } from '../remote/methods.js';
 import { errorFromWire, type RemoteCall } from '../remote/wire.js';
 
 export type { OwnerInfo } from './protocol.js';
 export type { SqlGroupRow, SqlTraceEntry, SqlTraceStatement } from './trace.js';
+export type { OpenedAs, StorageFacts } from './storage.js';
 
 /** Options of {@link openBrowserDatabase}. */
 export interface BrowserDatabaseOptions {
@@ -80,6 +82,24 @@ export interface WorkerStarters {
  */
 export interface BrowserDatabase<E = unknown, X extends Execution = Execution> {
   readonly name: string;
+  /**
+   * How this tab found the database when it opened it: `'new'` (this origin never had it, as far
+   * as it knows), `'existing'`, or `'lost'`: this origin had it (a marker in IndexedDB says so)
+   * and its file is gone — cleared or evicted — so an empty queue here means lost work, not
+   * none. Reported by the open that finds it gone; the next open finds it `'existing'`. Storage
+   * `'memory'` is always `'new'`. Clearing all site data removes the marker too (then `'new'`):
+   * the server's own checks cover that case.
+   */
+  readonly opened: OpenedAs;
+  /** Storage facts from the page: persisted, the origin's usage and quota, the engine, {@link opened}. Never rejects. */
+  storage(): Promise<StorageFacts>;
+  /**
+   * Asks the browser not to evict this origin's storage (`navigator.storage.persist()`, which
+   * works from the page only, not in the database's worker): resolves whether it will (false
+   * where the browser has no storage manager). Never rejects. Firefox asks the user and resolves
+   * only on their answer: do not hold the page up awaiting it.
+   */
+  persist(): Promise<boolean>;
   /** The default queue, over the shared database. Also a {@link ChangeNotifier}: notices come from every tab. */
   readonly transport: Transport<E> & ChangeNotifier;
   /**
@@ -142,6 +162,8 @@ export async function openBrowserDatabaseWith<E = unknown, X extends Execution =
 
   if (!starters.createWorker && typeof Worker === 'undefined') throw notInABrowser();
   const name = options.name;
+  // Before the host starts: it creates the file, after which a lost one cannot be told from a new one.
+  const opened = await findDatabase(name, storage);
   const createWorker = () => starters.createWorker?.() ?? new Worker(new URL('./host.worker.js', import.meta.url), { type: 'module', name: `leasehold:${name}` });
   const connection = new Connection(createWorker, clock, storage === 'opfs' ? () => startBroker(starters) : undefined);
   const hostOptions: HostOptions = { name: options.name, storage, durability };
@@ -155,10 +177,14 @@ export async function openBrowserDatabaseWith<E = unknown, X extends Execution =
     connection.terminate();
     throw error;
   }
+  if (storage === 'opfs') await markDatabase(name);
   // A shared database only: an in-memory one lives in this tab's worker and would be lost.
   const lifecycle = storage === 'opfs' ? watchLifecycle(connection) : () => {};
   return {
     name: options.name,
+    opened,
+    storage: () => storageFacts(storage, opened),
+    persist: requestPersist,
     transport: connection.transport<E>(DEFAULT_QUEUE),
     queue: <Q>(name: string) => {
       checkId('name', name);

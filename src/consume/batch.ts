@@ -19,14 +19,14 @@ export async function claimUpTo<E>(transport: Transport<E>, workerId: string, vi
  * failed call are reported (after a failed call nothing was acked: the messages come back when
  * their leases run out).
  */
-export async function ackAll<E>(transport: Transport<E>, leases: Lease<E>[], report: (error: unknown, lease?: Lease<E>) => void): Promise<{ acked: number; lost: number }> {
+export async function ackAll<E>(transport: Transport<E>, leases: Lease<E>[], report: (error: unknown, lease?: Lease<E>) => void): Promise<{ acked: Lease<E>[]; lost: number }> {
   try {
     const { acked, lost } = await transport.ackMany(leases);
     for (const lease of lost) report(new LeaseLostError(lease.seq, lease.attempt, lease.groupId), lease);
-    return { acked: acked.length, lost: lost.length };
+    return { acked, lost: lost.length };
   } catch (error) {
     report(error);
-    return { acked: 0, lost: 0 };
+    return { acked: [], lost: 0 };
   }
 }
 
@@ -39,15 +39,15 @@ export async function ackAllAndClaim<E>(
   leases: Lease<E>[],
   claim: { workerId: string; visibilityMs: number; max: number; minPriority: number },
   report: (error: unknown, lease?: Lease<E>) => void,
-): Promise<{ acked: number; lost: number; claimed: Lease<E>[] | null }> {
+): Promise<{ acked: Lease<E>[]; lost: number; claimed: Lease<E>[] | null }> {
   try {
     const { workerId, visibilityMs, max, minPriority } = claim;
     const { acked, lost, claimed } = await transport.ackAndClaimMany(leases, workerId, visibilityMs, { max, minPriority });
     for (const lease of lost) report(new LeaseLostError(lease.seq, lease.attempt, lease.groupId), lease);
-    return { acked: acked.length, lost: lost.length, claimed };
+    return { acked, lost: lost.length, claimed };
   } catch (error) {
     report(error);
-    return { acked: 0, lost: 0, claimed: null };
+    return { acked: [], lost: 0, claimed: null };
   }
 }
 

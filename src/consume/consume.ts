@@ -183,6 +183,7 @@ class Consuming<E> implements Consumer {
     for (const lease of leases) {
       const job = new Job(this.#cfg, lease, this.#Controller);
       this.#jobs.add(job);
+      this.#cfg.events?.claimed(job, lease);
       this.#armRenewal();
       if (this.stopping) this.#release(job);
       else void this.#run(job, lease);
@@ -197,6 +198,7 @@ class Consuming<E> implements Consumer {
     } catch (error) {
       failure = { error };
     }
+    this.#cfg.events?.handled(job);
     if (job.released) return;
     job.settling = true;
     await job.renewed();
@@ -209,18 +211,26 @@ class Consuming<E> implements Consumer {
     const { error } = failure;
     if (error instanceof RetryLaterError) {
       // Not the message's fault: back without spending an attempt, and no claims meanwhile.
-      if (await this.#settle(job, 'release', this.#cfg.transport.release(job.lease, error.afterMs))) this.retried += 1;
+      if (await this.#settle(job, 'release', this.#cfg.transport.release(job.lease, error.afterMs))) {
+        this.retried += 1;
+        this.#cfg.events?.ended(job, job.lease, { type: 'retried', retryInMs: error.afterMs });
+      }
       this.#pausedUntil = Math.max(this.#pausedUntil, this.#now() + error.afterMs);
       this.#readyRead = -Infinity;
       return this.#drop(job);
     }
     if (error instanceof RejectError) {
-      if (await this.#settle(job, 'reject', this.#cfg.transport.reject(job.lease, error.message === '' ? undefined : error.message))) this.rejected += 1;
+      const reason = error.message === '' ? undefined : error.message;
+      if (await this.#settle(job, 'reject', this.#cfg.transport.reject(job.lease, reason))) {
+        this.rejected += 1;
+        this.#cfg.events?.ended(job, job.lease, { type: 'dead', reason: reason ?? null });
+      }
       return this.#drop(job);
     }
     this.failed += 1;
     this.#cfg.onError(failure.error, { phase: 'handler', lease: job.lease });
-    await this.#settle(job, 'nack', this.#cfg.transport.nack(job.lease, retryDelay(this.#cfg.backoff, lease.attempt, this.#cfg.random)));
+    const retryInMs = retryDelay(this.#cfg.backoff, lease.attempt, this.#cfg.random);
+    if (await this.#settle(job, 'nack', this.#cfg.transport.nack(job.lease, retryInMs))) this.#cfg.events?.ended(job, job.lease, { type: 'failed', error, retryInMs });
     this.#readyRead = -Infinity; // a new park: the next idle wait reads when it ends
     this.#drop(job);
   }
@@ -288,6 +298,7 @@ class Consuming<E> implements Consumer {
     try {
       const next = await transport.ackAndClaim(job.lease, workerId, visibilityMs, { minPriority });
       this.handled += 1;
+      this.#cfg.events?.ended(job, job.lease, { type: 'acked' });
       this.#forget(job);
       if (next) this.#start([next]);
       else if (notices === this.#notices) this.#maybeWork = false;
@@ -303,7 +314,7 @@ class Consuming<E> implements Consumer {
     const report = (error: unknown, lease?: Lease<E>) => this.#failed(error, 'ack', lease);
     if (free === 0) {
       const { acked, lost } = await ackAll(this.#cfg.transport, leases, report);
-      this.handled += acked;
+      this.#acked(jobs, acked);
       this.lost += lost;
       for (const job of jobs) this.#forget(job);
       return;
@@ -311,7 +322,7 @@ class Consuming<E> implements Consumer {
     const { workerId, visibilityMs, minPriority } = this.#cfg;
     const notices = this.#notices;
     const { acked, lost, claimed } = await ackAllAndClaim(this.#cfg.transport, leases, { workerId, visibilityMs, max: free, minPriority }, report);
-    this.handled += acked;
+    this.#acked(jobs, acked);
     this.lost += lost;
     for (const job of jobs) this.#forget(job);
     if (claimed === null) {
@@ -320,6 +331,15 @@ class Consuming<E> implements Consumer {
     }
     this.#start(claimed);
     if (claimed.length < free && notices === this.#notices) this.#maybeWork = false;
+  }
+
+  /** Counts the acks that landed (`acked`: the same lease objects as the jobs'), and reports each. */
+  #acked(jobs: Job<E>[], acked: Lease<E>[]): void {
+    this.handled += acked.length;
+    const events = this.#cfg.events;
+    if (!events || acked.length === 0) return;
+    const landed = new Set(acked);
+    for (const job of jobs) if (landed.has(job.lease)) events.ended(job, job.lease, { type: 'acked' });
   }
 
   async #claim(free: number): Promise<void> {

@@ -3,6 +3,7 @@
  * claims anything, with an error naming the option.
  * @internal
  */
+import { Events } from './events.js';
 import type { Clock } from '../clock.js';
 import { hostNewId, hostScheduler } from '../runtime/host.js';
 import type { AbortSignalLike, Scheduler } from '../runtime/types.js';
@@ -11,7 +12,7 @@ import { checkDuration, checkId, checkInteger, checkObject, checkOptions } from 
 import type { ConsumeErrorInfo, ConsumeHandler, ConsumeOptions } from './types.js';
 
 /** The keys of ConsumeOptions: any other is a misspelling (checkOptions). */
-const CONSUME_OPTIONS = ['workerId', 'visibilityMs', 'concurrency', 'minPriority', 'signal', 'graceMs', 'backoff', 'onError', 'idleMinMs', 'idleMaxMs', 'clock', 'scheduler', 'random', 'rate'];
+const CONSUME_OPTIONS = ['workerId', 'visibilityMs', 'concurrency', 'minPriority', 'signal', 'graceMs', 'backoff', 'onError', 'idleMinMs', 'idleMaxMs', 'clock', 'scheduler', 'random', 'rate', 'onEvent'];
 
 /** The retry back-off, resolved. */
 export interface Backoff {
@@ -33,6 +34,8 @@ export interface ConsumeConfig<E> {
   graceMs: number;
   backoff: Backoff;
   onError: (error: unknown, info: ConsumeErrorInfo<E>) => void;
+  /** The `onEvent` reporter, or null when no listener was given (then no clock is read for it). */
+  events: Events<E> | null;
   idleMinMs: number;
   idleMaxMs: number;
   clock: Clock;
@@ -125,6 +128,7 @@ export function resolveConsume<E>(transport: Transport<E>, handler: ConsumeHandl
   checkGrace('options.graceMs', graceMs);
   const backoff = resolveBackoff(o.backoff);
   if (o.onError !== undefined) checkFunction('options.onError', o.onError);
+  if (o.onEvent !== undefined) checkFunction('options.onEvent', o.onEvent);
   const idleMinMs = duration('options.idleMinMs', o.idleMinMs, 50, true);
   // With change notices a poll only backs them up (and stats() says when leases and parks end).
   const idleMaxMs = duration('options.idleMaxMs', o.idleMaxMs, Math.max(isChangeNotifier(transport) ? 10_000 : 1000, idleMinMs), true);
@@ -152,6 +156,7 @@ export function resolveConsume<E>(transport: Transport<E>, handler: ConsumeHandl
     graceMs,
     backoff,
     onError: guarded((o.onError as ConsumeConfig<E>['onError'] | undefined) ?? defaultOnError),
+    events: o.onEvent === undefined ? null : new Events<E>(o.onEvent, o.clock ?? Date.now),
     idleMinMs,
     idleMaxMs,
     clock: o.clock ?? Date.now,

@@ -9,6 +9,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { AbortSignalLike, Scheduler } from '../runtime/types.js';
+import type { ConsumeEvent } from './events.js';
 import type { Lease } from '../transport/contract.js';
 
 /**
@@ -86,6 +87,12 @@ export interface ConsumeOptions<E = unknown> {
    * A `LeaseLostError` is reported too (phase `extend` or `ack`): the message moved on without us.
    */
   onError?: (error: unknown, info: ConsumeErrorInfo<E>) => void;
+  /**
+   * Receives each step of each message this consumer holds — claimed, then acked, failed,
+   * retried or dead — with timings by `clock` (see {@link ConsumeEvent}): enough to feed metrics
+   * or tracing spans. Called synchronously; what it throws cannot break the consumer. Default none.
+   */
+  onEvent?: (event: ConsumeEvent<E>) => void;
   /**
    * Shortest and longest idle poll (> 0): from `idleMinMs`, doubling up to `idleMaxMs`. Defaults
    * 50, and 10 000 on a transport with change notices (the poll only backs them up), else 1000.

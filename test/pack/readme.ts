@@ -64,9 +64,12 @@ export async function typecheckReadme(app: string): Promise<{ code: number; outp
   // DurableObject from 'cloudflare:workers', whose types a Worker project has (wrangler types or
   // @cloudflare/workers-types) and this app does not. Its client is checked.
   const workersOnly = ['dist/durable-object/index.d.ts', 'dist/durable-object/object.d.ts'].map((file) => `../node_modules/leasehold/${file}`);
+  // leasehold/react's declarations import React's types, which a React app has and this one
+  // does not (react is an optional peer).
+  const reactOnly = '../node_modules/leasehold/dist/react/**';
   writeFileSync(
     join(dir, 'tsconfig.declarations.json'),
-    JSON.stringify({ compilerOptions: { ...STRICT, skipLibCheck: false }, include: ['../node_modules/leasehold/dist/**/*.d.ts'], exclude: ['../node_modules/leasehold/dist/vite/**', ...workersOnly] }),
+    JSON.stringify({ compilerOptions: { ...STRICT, skipLibCheck: false }, include: ['../node_modules/leasehold/dist/**/*.d.ts'], exclude: ['../node_modules/leasehold/dist/vite/**', ...workersOnly, reactOnly] }),
   );
   const tsc = join(repoRoot, 'node_modules/typescript/bin/tsc');
   const outputs: string[] = [];

@@ -1,0 +1,55 @@
+/**
+ * The dead letters, each with why it died and, when the page allows it, buttons to redrive it
+ * (back into its group) or discard it. Redrawn only when the list changes.
+ */
+import type { DeadLetter } from '../transport/contract.js';
+import { h, setText } from './dom.js';
+import { eventLabel } from './format.js';
+
+/** Options of {@link DeadLettersView}. */
+export interface DeadLettersViewOptions {
+  /** Shows a Redrive button on each dead letter that calls this; none without it. */
+  onRedrive?: (seq: number) => void;
+  /** Shows a Discard button on each dead letter that calls this; none without it. */
+  onDiscard?: (seq: number) => void;
+  /** How `deadAt` is written. Default: the local time of day. */
+  time?: (ms: number) => string;
+}
+
+/** The list of dead letters; `render` draws a list (reusing nothing: it is short and rarely changes). */
+export class DeadLettersView {
+  /** The view's root element. */
+  readonly el: HTMLElement;
+  readonly #list = h('ul', { class: 'dead', attrs: { 'data-testid': 'dead-letters' } });
+  readonly #count = h('p', { class: 'hint', attrs: { 'data-testid': 'dead-count' } });
+  readonly #options: DeadLettersViewOptions;
+  #key = '';
+
+  constructor(options: DeadLettersViewOptions = {}) {
+    this.#options = options;
+    this.el = h('div', {}, this.#count, this.#list);
+  }
+
+  /** Draws `letters` (in the order given) if they differ from the last ones drawn. */
+  render(letters: readonly DeadLetter[]): void {
+    const key = letters.map((l) => l.seq).join(',');
+    if (key === this.#key) return;
+    this.#key = key;
+    const { onRedrive, onDiscard, time = (ms: number) => new Date(ms).toLocaleTimeString() } = this.#options;
+    setText(this.#count, letters.length ? `${letters.length} message${letters.length === 1 ? '' : 's'} gave up after too many attempts.` : 'None: no message has failed too often.');
+    this.#list.replaceChildren(
+      ...letters.map((letter) => {
+        const name = `${letter.groupId}#${letter.seq}`;
+        const why = letter.reason === null ? `${letter.attempt} tries` : `rejected: ${letter.reason}`;
+        return h(
+          'li',
+          { class: 'dead-letter', attrs: { 'data-testid': 'dead-letter', 'data-seq': String(letter.seq) } },
+          h('span', { class: 'state-dead', text: '✕ dead' }),
+          h('span', { text: ` ${name} ${eventLabel(letter.event)} · ${why} · at ${time(letter.deadAt)} ` }),
+          onRedrive && h('button', { text: 'Redrive', attrs: { type: 'button', 'aria-label': `redrive ${name}` }, on: { click: () => onRedrive(letter.seq) } }),
+          onDiscard && h('button', { text: 'Discard', attrs: { type: 'button', 'aria-label': `discard ${name}` }, on: { click: () => onDiscard(letter.seq) } }),
+        );
+      }),
+    );
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * leasehold/react: hooks that show a queue in React components, on {@link watchQueue}. Every
+ * hook of one transport shares one watch (a count hook shares the cheap `stats()` reads; a hook
+ * that needs messages shares one `inspect()` watch), so ten components showing "3 pending" cost
+ * one read per change. React (18 or later: `useSyncExternalStore`) is the app's own, an
+ * optional peer of leasehold.
+ */
+import { useCallback, useMemo, useSyncExternalStore } from 'react';
+import type { DeadLetter, MessageSnapshot, Transport, TransportStats } from '../transport/contract.js';
+import { type QueueState, type QueueWatch, watchQueue } from '../watch/watch.js';
+
+export type { QueueState, QueueWatch, WatchOptions } from '../watch/watch.js';
+
+/** One watch per transport and kind, made at first use and idle (no reads) while no component shows it. */
+const watches = new WeakMap<object, { counts?: QueueWatch<unknown>; full?: QueueWatch<unknown> }>();
+
+/**
+ * The shared watch of `transport`: `inspect` false gives the counts-only watch, true the one
+ * that also reads snapshots. Components may call it to `refresh()` after an action.
+ * @throws TypeError if `transport` is not a leasehold Transport.
+ */
+export function sharedWatch<E>(transport: Transport<E>, inspect: boolean): QueueWatch<E> {
+  if (typeof transport !== 'object' || transport === null) throw new TypeError('transport must be a leasehold Transport');
+  let entry = watches.get(transport);
+  if (!entry) watches.set(transport, (entry = {}));
+  const key = inspect ? 'full' : 'counts';
+  // watchQueue checks the transport's shape and throws a TypeError naming it.
+  entry[key] ??= watchQueue(transport as Transport<unknown>, { inspect, pollMs: inspect ? 1_000 : undefined });
+  return entry[key] as QueueWatch<E>;
+}
+
+function useWatch<E, T>(transport: Transport<E>, inspect: boolean, select: (state: QueueState<E> | undefined) => T): T {
+  const watch = sharedWatch(transport, inspect);
+  return useSyncExternalStore(watch.subscribe, () => select(watch.getSnapshot()));
+}
+
+/**
+ * The queue's counts (`stats()`), current after every change notice; null until the first read.
+ * @throws TypeError if `transport` is not a leasehold Transport.
+ */
+export function useQueueStats(transport: Transport): TransportStats | null {
+  return useWatch(transport, false, (state) => state?.stats ?? null);
+}
+
+/**
+ * How many messages are pending: in the whole queue (`stats().queued`: ready, leased, parked or
+ * delayed), or in `groupId` alone when given (read from snapshots). Null until the first read,
+ * so "loading" is never shown as "nothing pending". Dead letters are not pending: see
+ * {@link useDeadLetters}.
+ * @throws TypeError if `transport` is not a Transport or `groupId` is given and not a string.
+ */
+export function usePendingCount(transport: Transport, groupId?: string): number | null {
+  if (groupId !== undefined && typeof groupId !== 'string') throw new TypeError('groupId must be a string');
+  return useWatch(transport, groupId !== undefined, (state) => {
+    if (groupId === undefined) return state?.stats?.queued ?? null;
+    const snapshot = state?.snapshot;
+    if (!snapshot) return null;
+    return snapshot.groups.find((group) => group.groupId === groupId)?.messages.length ?? 0;
+  });
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/**
+ * The messages still queued in `groupId`, oldest first, each with its state (ready, leased,
+ * parked, delayed…), attempt and event: the same array until they change. Empty until the first read.
+ * @throws TypeError if `transport` is not a Transport or `groupId` not a string.
+ */
+export function useGroupMessages<E>(transport: Transport<E>, groupId: string): readonly MessageSnapshot<E>[] {
+  if (typeof groupId !== 'string') throw new TypeError('groupId must be a string');
+  return useWatch(transport, true, (state) => state?.snapshot?.groups.find((group) => group.groupId === groupId)?.messages ?? NONE);
+}
+
+/** What {@link useDeadLetters} returns. */
+export interface DeadLettersControl<E> {
+  /** The dead letters, in the order they died; the same array until they change. */
+  readonly deadLetters: readonly DeadLetter<E>[];
+  /** Puts one back in its group (`transport.redrive`); resolves to its seq, rejects as redrive does. */
+  redrive(seq: number): Promise<number>;
+  /** Deletes one for good (`transport.discard`); rejects as discard does. */
+  discard(seq: number): Promise<void>;
+}
+
+/**
+ * The dead letters, with redrive and discard that refresh every component watching the queue.
+ * @throws TypeError if `transport` is not a leasehold Transport.
+ */
+export function useDeadLetters<E>(transport: Transport<E>): DeadLettersControl<E> {
+  const deadLetters = useWatch(transport, true, (state) => state?.snapshot?.deadLetters ?? NONE);
+  const redrive = useCallback((seq: number) => transport.redrive(seq).finally(() => refreshAll(transport)), [transport]);
+  const discard = useCallback((seq: number) => transport.discard(seq).finally(() => refreshAll(transport)), [transport]);
+  return useMemo(() => ({ deadLetters, redrive, discard }), [deadLetters, redrive, discard]);
+}
+
+/** After an action: a transport without change notices would otherwise show it only at the next poll. */
+function refreshAll(transport: object): void {
+  const entry = watches.get(transport);
+  entry?.counts?.refresh();
+  entry?.full?.refresh();
+}

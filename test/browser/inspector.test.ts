@@ -1,0 +1,112 @@
+/**
+ * `<leasehold-inspector>` in real Chromium, on an in-memory transport in the page: what it draws
+ * in its shadow root, that it follows change notices, that it writes user text as text, and that
+ * it changes nothing unless the page allows actions.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { InMemoryTransport } from '../../src/index.js';
+import { defineInspector, type LeaseholdInspectorElement } from '../../src/inspector/index.js';
+
+const mounted: HTMLElement[] = [];
+afterEach(() => mounted.splice(0).forEach((el) => el.remove()));
+
+function mount(transport: InMemoryTransport, setup: (el: LeaseholdInspectorElement) => void = () => {}): ShadowRoot {
+  defineInspector();
+  const el = document.createElement('leasehold-inspector');
+  el.pollMs = null; // notices only: what shows came through one
+  setup(el);
+  el.transport = transport;
+  document.body.append(el);
+  mounted.push(el);
+  return el.shadowRoot!;
+}
+
+const groups = (root: ShadowRoot) => [...root.querySelectorAll('[data-testid="group"]')].map((el) => el.getAttribute('data-group'));
+
+async function deadLetter(transport: InMemoryTransport): Promise<number> {
+  const seq = await transport.publish('note-1', { label: 'save' });
+  await transport.reject((await transport.claim('w', 1_000))!, 'refused');
+  return seq;
+}
+
+describe('<leasehold-inspector>', () => {
+  it('draws the queue in its shadow root and follows publishes by change notice', async () => {
+    const transport = new InMemoryTransport();
+    await transport.publish('order-1', { label: 'pay' });
+    const root = mount(transport);
+    await expect.poll(() => groups(root)).toEqual(['order-1']);
+    await transport.publish('order-2', { label: 'ship' }, { delayMs: 60_000 });
+    await expect.poll(() => groups(root)).toEqual(['order-1', 'order-2']);
+    const delayed = root.querySelector('[data-group="order-2"] [data-testid="message"]');
+    expect(delayed?.getAttribute('data-state')).toBe('delayed');
+    expect(root.querySelector('[data-testid="inspector-counts"]')?.textContent).toContain('queued 2');
+    // Styled inside its own root: the page's document has none of its rules.
+    expect(document.querySelector('.chip')).toBeNull();
+  });
+
+  it('writes group ids and events as text, never as HTML', async () => {
+    const transport = new InMemoryTransport();
+    const hostile = '<img src=x onerror="window.__pwned=1">';
+    await transport.publish(hostile, { label: hostile });
+    const root = mount(transport);
+    await expect.poll(() => groups(root)).toEqual([hostile]);
+    expect(root.querySelector('img')).toBeNull();
+    expect(root.querySelector('.group-name')?.textContent).toBe(hostile);
+  });
+
+  it('shows dead letters read-only unless the page allows actions', async () => {
+    const transport = new InMemoryTransport();
+    await deadLetter(transport);
+    const root = mount(transport);
+    await expect.poll(() => root.querySelectorAll('[data-testid="dead-letter"]').length).toBe(1);
+    expect(root.querySelector('[data-testid="dead-letter"]')?.textContent).toContain('rejected: refused');
+    expect(root.querySelectorAll('[data-testid="dead-letter"] button')).toHaveLength(0);
+  });
+
+  it('redrives and discards a dead letter when actions are allowed', async () => {
+    const transport = new InMemoryTransport();
+    await deadLetter(transport);
+    const second = await deadLetter(transport);
+    const root = mount(transport, (el) => (el.actions = true));
+    await expect.poll(() => root.querySelectorAll('[data-testid="dead-letter"]').length).toBe(2);
+    root.querySelector<HTMLButtonElement>('[aria-label^="redrive"]')!.click();
+    await expect.poll(() => groups(root)).toEqual(['note-1']);
+    root.querySelector<HTMLButtonElement>(`[data-seq="${second}"] [aria-label^="discard"]`)!.click();
+    await expect.poll(() => root.querySelectorAll('[data-testid="dead-letter"]').length).toBe(0);
+    expect(await transport.deadLetters()).toEqual([]);
+  });
+
+  it('reads nothing while it is out of the document', async () => {
+    const transport = new InMemoryTransport();
+    let reads = 0;
+    const inspect = transport.inspect.bind(transport);
+    transport.inspect = () => (reads++, inspect());
+    defineInspector();
+    const el = document.createElement('leasehold-inspector');
+    el.transport = transport;
+    await transport.publish('g', {});
+    await new Promise((resolve) => requestAnimationFrame(resolve));
+    expect(reads).toBe(0);
+    document.body.append(el);
+    mounted.push(el);
+    await expect.poll(() => reads).toBeGreaterThan(0);
+  });
+
+  it('draws a timeline lane per group, with the leases snapshots saw', async () => {
+    const transport = new InMemoryTransport();
+    await transport.publish('upload-1', { label: 'put' });
+    await transport.claim('tab-worker', 30_000);
+    const root = mount(transport);
+    await expect.poll(() => root.querySelectorAll('[data-testid="tl-lane"][data-lane="upload-1"]').length).toBe(1);
+    expect(root.querySelector('[data-testid="timeline"] svg')?.getAttribute('aria-label')).toContain('last minute');
+  });
+
+  it('refuses what is not a transport, and defines itself once', () => {
+    const Element = defineInspector();
+    expect(defineInspector()).toBe(Element);
+    const el = document.createElement('leasehold-inspector');
+    expect(() => (el.transport = {} as never)).toThrow(TypeError);
+    expect(() => (el.pollMs = 0)).toThrow(RangeError);
+    expect(() => defineInspector(3 as unknown as string)).toThrow(TypeError);
+  });
+});
