@@ -114,9 +114,9 @@ export default defineConfig({
         test: {
           name: 'firefox',
           include: ['test/browser/**/*.test.ts'],
-          // The in-memory variants of the conformance suites run in Chromium only: they take the
-          // same worker and message paths as the OPFS ones, which run here, minus the storage.
-          // That halves this layer (4.5 → ~2.5 min on 2 cores).
+          // The in-memory variants of the conformance suites run in WebKit only (see
+          // test/browser/harness.ts): they take the same worker and message paths as the OPFS
+          // ones, which run here, minus the storage. That halves this layer (4.5 → ~2.5 min on 2 cores).
           provide: { engine: 'firefox' },
           testTimeout: 60_000,
           browser: {

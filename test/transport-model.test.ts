@@ -96,8 +96,12 @@ function publishArgs(spec: PublishSpec, n: number, now: number, lastIssued: numb
 }
 
 const seed = Number(process.env.FC_SEED ?? 20261130);
-const runsFor: Record<string, number> = { InMemoryTransport: 2000 };
-const defaultRuns = 600;
+// Runs per variant in `npm test`: each is up to 60 commands now that publishes can name `after`
+// and groups pause (1000 / 300 keep the file near its old 3 minutes on 2 cores); FC_RUNS=<n>
+// (e.g. 2000) searches longer, and `npm run soak`'s SOAK=1 runs four times as many.
+const scale = process.env.SOAK === '1' ? 4 : 1;
+const runsFor: Record<string, number> = { InMemoryTransport: 1000 * scale };
+const defaultRuns = Number(process.env.FC_RUNS ?? 300 * scale);
 
 describe.each(transportBackends)('model-based: $name', (backend) => {
   for (const [maxAttempts, onDeadLetter] of [[undefined, 'continue'], [3, 'continue'], [3, 'hold']] as const) {
