@@ -35,6 +35,25 @@ export function isId(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0 && !LONE_SURROGATE.test(value);
 }
 
+/** Longest reason kept with a failed or dead message: an error message, not a log. */
+export const MAX_REASON = 1000;
+
+/**
+ * What a thrown value says, as a reason a transport takes: its message (or the value as text),
+ * lone surrogates replaced, cut at {@link MAX_REASON}; undefined when it says nothing.
+ */
+export function reasonFrom(thrown: unknown): string | undefined {
+  let text: string;
+  try {
+    text = thrown instanceof Error ? String(thrown.message) : String(thrown);
+  } catch {
+    return undefined; // a value with no text (a null-prototype object, a throwing toString)
+  }
+  const cut = text.length > MAX_REASON ? text.slice(0, MAX_REASON - 1) + '…' : text;
+  const whole = cut.replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD');
+  return whole === '' ? undefined : whole;
+}
+
 /** An integer in [min, max] (priorities, attempts). */
 export function checkInteger(name: string, value: unknown, min: number, max: number): asserts value is number {
   if (typeof value !== 'number') throw new TypeError(`${name} must be an integer, got ${describe(value)}`);

@@ -8,6 +8,7 @@ import { InMemoryTransport } from '../src/transport/memory.js';
 import { describeConsume, until } from './conformance/consume.js';
 import { transportBackends } from './support/backends.js';
 import { ManualScheduler } from './support/runtime-scheduler.js';
+import { MAX_REASON, reasonFrom } from '../src/validate.js';
 
 // The suite settles work in a few event-loop turns under a manual scheduler: backends in another
 // process (workerd) answer on the network's time, so they are left out (see settlesInProcess).
@@ -131,5 +132,31 @@ describe('the retry back-off', () => {
     await until(() => consumer.failed === 1);
     expect((await t.inspect()).groups[0]!.messages[0]).toMatchObject({ state: 'parked', expiresAt: 1000 + 300 });
     await consumer.stop();
+  });
+});
+
+describe('the reason a failure leaves', () => {
+  it('is the thrown message as a transport takes it: whole characters, at most MAX_REASON', () => {
+    expect(reasonFrom(new Error('HTTP 503'))).toBe('HTTP 503');
+    expect(reasonFrom('offline')).toBe('offline');
+    expect(reasonFrom(new Error(''))).toBeUndefined();
+    expect(reasonFrom(Object.create(null))).toBeUndefined(); // no text at all
+    expect(reasonFrom(new Error('bad \uD800 half'))).toBe('bad \uFFFD half');
+    const long = reasonFrom(new Error('x'.repeat(5000)))!;
+    expect(long).toHaveLength(MAX_REASON);
+    expect(long.endsWith('…')).toBe(true);
+    expect(reasonFrom(new Error('😀'.repeat(600)))).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/); // a pair cut in two is replaced
+  });
+
+  it('reaches the dead letter from whatever the handler threw', async () => {
+    const clock = new ManualClock(1000);
+    const t = new InMemoryTransport({ clock: clock.now, maxAttempts: 1 });
+    await t.publish('g', 1);
+    const consumer = consume(t, () => Promise.reject(new Error('bad \uDC00 text')), { clock: clock.now, scheduler: new ManualScheduler(clock), onError: () => {} });
+    await until(() => consumer.failed === 1);
+    await consumer.stop();
+    clock.advance(3_600_000); // past its park
+    expect(await t.claim('w', 1000)).toBeNull();
+    expect(await t.deadLetters()).toMatchObject([{ attempt: 1, reason: 'bad \uFFFD text' }]);
   });
 });

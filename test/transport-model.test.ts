@@ -30,7 +30,7 @@ type Command =
   | { kind: 'stats' }
   | { kind: 'claim'; worker: number; visibility: number; minPriority: number }
   | { kind: 'ack'; lease: number }
-  | { kind: 'nack'; lease: number; delay: number }
+  | { kind: 'nack'; lease: number; delay: number; reason: number | null }
   | { kind: 'release'; lease: number; delay: number }
   | { kind: 'reject'; lease: number; reason: number | null }
   | { kind: 'discard'; letter: number }
@@ -64,7 +64,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('stats' as const) }) },
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('claim' as const), worker: fc.nat(3), visibility: durations, minPriority: fc.oneof(fc.constant(0), fc.nat(4)) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('ack' as const), lease: fc.nat(30) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('nack' as const), lease: fc.nat(30), delay: fc.oneof(fc.constant(0), durations) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('nack' as const), lease: fc.nat(30), delay: fc.oneof(fc.constant(0), durations), reason: fc.option(fc.nat(1)) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('extend' as const), lease: fc.nat(30), visibility: durations }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('redrive' as const), letter: fc.nat(5) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), lease: fc.nat(30), delay: fc.oneof(fc.constant(0), durations) }) },
@@ -177,11 +177,12 @@ describe.each(transportBackends)('model-based: $name', (backend) => {
                 case 'extend': {
                   const pair = leases[c.lease % Math.max(leases.length, 1)];
                   if (!pair) break;
+                  const why = c.kind === 'nack' && c.reason !== null ? `e${c.reason}` : null;
                   const call =
-                    c.kind === 'ack' ? t.ack(pair.real) : c.kind === 'nack' ? t.nack(pair.real, c.delay) : t.extend(pair.real, c.visibility);
+                    c.kind === 'ack' ? t.ack(pair.real) : c.kind === 'nack' ? t.nack(pair.real, c.delay, why ?? undefined) : t.extend(pair.real, c.visibility);
                   const outcome = await call.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
                   const accepted =
-                    c.kind === 'ack' ? model.ack(pair.model) : c.kind === 'nack' ? model.nack(pair.model, c.delay, now) : model.extend(pair.model, c.visibility, now) !== null;
+                    c.kind === 'ack' ? model.ack(pair.model) : c.kind === 'nack' ? model.nack(pair.model, c.delay, now, why) : model.extend(pair.model, c.visibility, now) !== null;
                   expect(outcome.ok).toBe(accepted);
                   if (!outcome.ok) expect(outcome.error).toBeInstanceOf(LeaseLostError);
                   if (outcome.ok && c.kind === 'extend') expect((outcome.value as Lease).expiresAt).toBe(now + c.visibility);

@@ -7,7 +7,7 @@
  */
 import { ClosedError, LeaseLostError } from '../errors.js';
 import { isChangeNotifier, type Lease, type Transport } from '../transport/contract.js';
-import { readClock } from '../validate.js';
+import { readClock, reasonFrom } from '../validate.js';
 import { abortControllerClass, Job } from './job.js';
 import { checkGrace, type ConsumeConfig, resolveConsume, retryDelay } from './options.js';
 import { ackAll, ackAllAndClaim, claimUpTo, nextReadyAt } from './batch.js';
@@ -220,7 +220,7 @@ class Consuming<E> implements Consumer {
       return this.#drop(job);
     }
     if (error instanceof RejectError) {
-      const reason = error.message === '' ? undefined : error.message;
+      const reason = reasonFrom(error);
       if (await this.#settle(job, 'reject', this.#cfg.transport.reject(job.lease, reason))) {
         this.rejected += 1;
         this.#cfg.events?.ended(job, job.lease, { type: 'dead', reason: reason ?? null });
@@ -230,7 +230,8 @@ class Consuming<E> implements Consumer {
     this.failed += 1;
     this.#cfg.onError(failure.error, { phase: 'handler', lease: job.lease });
     const retryInMs = retryDelay(this.#cfg.backoff, lease.attempt, this.#cfg.random);
-    if (await this.#settle(job, 'nack', this.#cfg.transport.nack(job.lease, retryInMs))) this.#cfg.events?.ended(job, job.lease, { type: 'failed', error, retryInMs });
+    const nacked = this.#cfg.transport.nack(job.lease, retryInMs, reasonFrom(error));
+    if (await this.#settle(job, 'nack', nacked)) this.#cfg.events?.ended(job, job.lease, { type: 'failed', error, retryInMs });
     this.#readyRead = -Infinity; // a new park: the next idle wait reads when it ends
     this.#drop(job);
   }

@@ -40,7 +40,8 @@ export class DeadLettersView {
     this.#list.replaceChildren(
       ...letters.map((letter) => {
         const name = `${letter.groupId}#${letter.seq}`;
-        const why = letter.reason === null ? `${letter.attempt} tries` : `rejected: ${letter.reason}`;
+        const tries = `${letter.attempt} ${letter.attempt === 1 ? 'try' : 'tries'}`;
+        const why = letter.reason === null ? tries : `${tries}: ${letter.reason}`;
         return h(
           'li',
           { class: 'dead-letter', attrs: { 'data-testid': 'dead-letter', 'data-seq': String(letter.seq) } },

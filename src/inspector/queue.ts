@@ -158,7 +158,8 @@ function updateChip(chip: Chip, m: MessageSnapshot, now: number): void {
   setText(chip.attempt, m.attempt > 0 ? `try ${m.attempt}` : 'new');
   setText(chip.label, `#${m.seq} ${eventLabel(m.event)}`);
   setText(chip.detail, detail(m, now));
-  setAttr(chip.el, 'title', `${m.groupId}#${m.seq}: ${STATE_LABEL[m.state]}, ${m.attempt} deliver${m.attempt === 1 ? 'y' : 'ies'} so far`);
+  const failed = m.lastError === null ? '' : `; last error: ${m.lastError}`;
+  setAttr(chip.el, 'title', `${m.groupId}#${m.seq}: ${STATE_LABEL[m.state]}, ${m.attempt} deliver${m.attempt === 1 ? 'y' : 'ies'} so far${failed}`);
 }
 
 function detail(m: MessageSnapshot, now: number): string {
@@ -167,7 +168,7 @@ function detail(m: MessageSnapshot, now: number): string {
     case 'leased':
       return `${m.holder} · ${seconds(left)} left`;
     case 'parked':
-      return `frees in ${seconds(left)}`;
+      return m.lastError === null ? `frees in ${seconds(left)}` : `${m.lastError} · retry in ${seconds(left)}`;
     case 'delayed':
       return `due in ${seconds(left)}`;
     case 'expired':

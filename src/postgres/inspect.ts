@@ -10,7 +10,7 @@ import type { DeadLetter, GroupSnapshot, TransportSnapshot, TransportStats } fro
 import { decodeId } from './ids.js';
 
 interface GroupJson { g: string; p: number; o: number; a: number; h: string | null; u: number | null; x: number | null; z: boolean | null }
-interface MessageJson { g: string; s: number; e: string; k: string | null; n: number | null }
+interface MessageJson { g: string; s: number; e: string; k: string | null; n: number | null; r: string | null }
 export interface DeadJson { s: number; g: string; p: number; e: string; a: number; d: number; r: string | null }
 
 export interface InspectRow {
@@ -27,7 +27,7 @@ export function inspectQuery(s: string): string {
     (SELECT paused FROM ${s}.lh_queues WHERE id = $1) AS paused,
     (SELECT coalesce(json_agg(json_build_object('g', group_id, 'p', priority, 'o', claim_order, 'a', head_attempt, 'h', holder, 'u', locked_until, 'x', held_seq, 'z', paused)
       ORDER BY claim_order, first_seq), '[]') FROM ${s}.lh_groups WHERE queue = $1) AS groups,
-    (SELECT coalesce(json_agg(json_build_object('g', group_id, 's', seq, 'e', event, 'k', key, 'n', not_before) ORDER BY seq), '[]')
+    (SELECT coalesce(json_agg(json_build_object('g', group_id, 's', seq, 'e', event, 'k', key, 'n', not_before, 'r', last_error) ORDER BY seq), '[]')
       FROM ${s}.lh_messages WHERE queue = $1) AS messages,
     ${deadLettersSelect(s)} AS dead`;
 }
@@ -57,14 +57,14 @@ export function snapshotFrom<E>(row: InspectRow): TransportSnapshot<E> {
     // The head carries the group's lease; every later message is untouched.
     const head = snapshot.messages.length === 0;
     if (lock.x !== null) {
-      snapshot.messages.push({ seq: m.s, groupId: snapshot.groupId, event: JSON.parse(m.e) as E, state: 'held', attempt: 0, holder: null, expiresAt: null, key: m.k === null ? null : decodeId(m.k) });
+      snapshot.messages.push({ seq: m.s, groupId: snapshot.groupId, event: JSON.parse(m.e) as E, state: 'held', attempt: 0, holder: null, expiresAt: null, key: m.k === null ? null : decodeId(m.k), lastError: reasonOf(m) });
       continue;
     }
     const holder = head && lock.h !== null ? decodeId(lock.h) : null;
     // The head's lease, park or delay lives on its group; a message further back has only its own delay.
     const expiry = head ? lock.u : m.n;
     if ((queuePaused || lock.z === true) && !(holder !== null && expiry! >= now)) {
-      snapshot.messages.push({ seq: m.s, groupId: snapshot.groupId, event: JSON.parse(m.e) as E, state: 'paused', attempt: head ? lock.a : 0, holder: null, expiresAt: null, key: m.k === null ? null : decodeId(m.k) });
+      snapshot.messages.push({ seq: m.s, groupId: snapshot.groupId, event: JSON.parse(m.e) as E, state: 'paused', attempt: head ? lock.a : 0, holder: null, expiresAt: null, key: m.k === null ? null : decodeId(m.k), lastError: reasonOf(m) });
       continue;
     }
     const state = head ? headState(holder, expiry, lock.a, now) : waitingState(m.n, now);
@@ -77,6 +77,7 @@ export function snapshotFrom<E>(row: InspectRow): TransportSnapshot<E> {
       holder,
       expiresAt: state === 'ready' || state === 'blocked' ? null : expiry,
       key: m.k === null ? null : decodeId(m.k),
+      lastError: reasonOf(m),
     });
   }
   return { now, paused: queuePaused, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: deadLettersFrom<E>(row.dead) };
@@ -121,4 +122,8 @@ export function statsFrom(row: StatsRow): TransportStats {
     pausedGroups: Number(row.paused_groups),
     nextReadyAt: row.next === null || paused ? null : row.next + 1,
   };
+}
+
+function reasonOf(m: MessageJson): string | null {
+  return m.r === null ? null : decodeId(m.r);
 }

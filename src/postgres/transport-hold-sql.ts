@@ -43,6 +43,29 @@ ${leaseLockedGroup(s)}
     END $$`;
 }
 
+/**
+ * `lh_bury`: moves the head p_seq of a locked group to the dead letters, with `reason` (an SQL
+ * expression) as its reason; with the queue's hold policy the group is held at it. True if the
+ * group goes on (its next message is claimable). Migration 5 creates it, 9 replaces it.
+ */
+export function buryFunction(s: string, create: 'CREATE' | 'CREATE OR REPLACE', reason: string): string {
+  return `${create} FUNCTION ${s}.lh_bury(p_queue integer, p_group text, p_seq bigint, p_now double precision, p_reason text)
+      RETURNS boolean LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO ${s}.lh_dead_letters (queue, seq, group_id, priority, event, attempt, dead_at, reason)
+        SELECT p_queue, m.seq, m.group_id, g.priority, m.event, g.head_attempt, p_now, ${reason}
+        FROM ${s}.lh_messages m JOIN ${s}.lh_groups g ON g.queue = m.queue AND g.group_id = m.group_id
+        WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = p_seq;
+      IF (SELECT q.on_dead_letter FROM ${s}.lh_queues q WHERE q.id = p_queue) = 'hold' THEN
+        UPDATE ${s}.lh_groups g SET held_seq = p_seq, holder = NULL, head_attempt = 0, locked_until = ${HELD}
+          WHERE g.queue = p_queue AND g.group_id = p_group;
+        DELETE FROM ${s}.lh_messages m WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = p_seq;
+        RETURN false;
+      END IF;
+      RETURN ${s}.lh_remove_head(p_queue, p_group, p_seq);
+    END $$`;
+}
+
 export function transportHoldMigration(s: string): string[] {
   const now = `floor(extract(epoch FROM clock_timestamp()) * 1000)::double precision`;
   const notify = `IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;`;
@@ -70,23 +93,7 @@ export function transportHoldMigration(s: string): string[] {
       RETURN FOUND;
     END $$`,
 
-    // Moves the head p_seq of a locked group to the dead letters; with the queue's hold policy
-    // the group is held at it. True if the group goes on (its next message is claimable).
-    `CREATE FUNCTION ${s}.lh_bury(p_queue integer, p_group text, p_seq bigint, p_now double precision, p_reason text)
-      RETURNS boolean LANGUAGE plpgsql AS $$
-    BEGIN
-      INSERT INTO ${s}.lh_dead_letters (queue, seq, group_id, priority, event, attempt, dead_at, reason)
-        SELECT p_queue, m.seq, m.group_id, g.priority, m.event, g.head_attempt, p_now, p_reason
-        FROM ${s}.lh_messages m JOIN ${s}.lh_groups g ON g.queue = m.queue AND g.group_id = m.group_id
-        WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = p_seq;
-      IF (SELECT q.on_dead_letter FROM ${s}.lh_queues q WHERE q.id = p_queue) = 'hold' THEN
-        UPDATE ${s}.lh_groups g SET held_seq = p_seq, holder = NULL, head_attempt = 0, locked_until = ${HELD}
-          WHERE g.queue = p_queue AND g.group_id = p_group;
-        DELETE FROM ${s}.lh_messages m WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = p_seq;
-        RETURN false;
-      END IF;
-      RETURN ${s}.lh_remove_head(p_queue, p_group, p_seq);
-    END $$`,
+    buryFunction(s, 'CREATE', 'p_reason'),
 
     // Migration 3's claim with its dead-letter path through lh_bury.
     buryingClaim(s),

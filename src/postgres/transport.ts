@@ -288,21 +288,25 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     return rows[0] ? leaseOf<E>(rows[0], workerId, this.#queueName) : null;
   }
 
-  async nack(lease: Lease<E>, delayMs = 0): Promise<void> {
-    return this.#giveBack('lh_release', lease, delayMs);
+  async nack(lease: Lease<E>, delayMs = 0, reason?: string): Promise<void> {
+    return this.#giveBack('lh_release', lease, delayMs, reason);
   }
 
   async release(lease: Lease<E>, delayMs = 0): Promise<void> {
-    return this.#giveBack('lh_release_keeping', lease, delayMs);
+    return this.#giveBack('lh_release_keeping', lease, delayMs, undefined);
   }
 
-  async #giveBack(fn: 'lh_release' | 'lh_release_keeping', lease: Lease<E>, delayMs: number): Promise<void> {
+  async #giveBack(fn: 'lh_release' | 'lh_release_keeping', lease: Lease<E>, delayMs: number, reason: unknown): Promise<void> {
     checkLease(lease, this.#queueName);
     checkDuration('delayMs', delayMs, false);
+    const why = checkReason(reason);
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
-    const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn(fn, 8)} AS ok`, [q.id, ...heldBy(lease), delayMs, now, q.channel]);
+    const [row] =
+      why === null
+        ? await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn(fn, 8)} AS ok`, [q.id, ...heldBy(lease), delayMs, now, q.channel])
+        : await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_fail', 9)} AS ok`, [q.id, ...heldBy(lease), delayMs, encodeId(why), now, q.channel]);
     if (!row!.ok) throw lost(lease);
     this.#changed(null);
   }

@@ -7,7 +7,7 @@
 import { ClosedError, LeaseLostError, StoreConflictError } from '../errors.js';
 import type { Execution } from '../store/contract.js';
 import type { Lease } from '../transport/contract.js';
-import { isId, readClock } from '../validate.js';
+import { isId, readClock, reasonFrom } from '../validate.js';
 import { isTimeoutFor, readControl, writeControl, type ControlState } from './control.js';
 import { toChanges } from './effects.js';
 import type { Config } from './options.js';
@@ -105,7 +105,7 @@ async function fail<X extends Execution>(cfg: Config<X>, lease: Lease, d: Delive
   const retryInMs = backoff(cfg, lease.attempt);
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   await cfg.store.appendTrace(d.executionId, { event: d.eventId, worker: cfg.workerId, attempt: lease.attempt, error: message, retryInMs });
-  await settle(cfg.transport.nack(lease, retryInMs));
+  await settle(cfg.transport.nack(lease, retryInMs, reasonFrom(message)));
   return { ...d, kind: 'failed', error, retryInMs };
 }
 

@@ -381,6 +381,13 @@ ${satisfyWaits}
     DELETE FROM lh_waits WHERE queue_id = OLD.queue_id AND seq = OLD.seq;
   END;
   `,
+  // 9: why a message failed. A nack may give a reason (consume() gives the handler's error
+  // message); it is kept on the message, written only by such a nack, and a dead letter that
+  // ran out of attempts takes it as its reason. On the message rather than its group: it leaves
+  // with the message, so no path that changes a group's head has to clear it.
+  `
+  ALTER TABLE lh_messages ADD COLUMN last_error TEXT;
+  `,
 ];
 
 /** The core schema version this build of leasehold writes. */

@@ -260,6 +260,11 @@ export interface MessageSnapshot<E = unknown> {
   expiresAt: number | null;
   /** The idempotency key, if it was published with one. */
   key: string | null;
+  /**
+   * The `reason` of the last `nack` that gave one (a `consume()` handler's error message), or
+   * null: what went wrong on the way to an attempt still to come.
+   */
+  lastError: string | null;
 }
 
 /** One group in a {@link TransportSnapshot}. */
@@ -287,7 +292,11 @@ export interface DeadLetter<E = unknown> {
   event: E;
   /** How many times it was delivered (releases not counted). */
   attempt: number;
-  /** Why: the reason given to `reject`, or null when it ran out of attempts. */
+  /**
+   * Why: the reason given to `reject`; else, when it ran out of attempts or was rejected
+   * without one, the reason of its last `nack` that gave one (see {@link Transport.nack});
+   * else null.
+   */
   reason: string | null;
   /** When it was moved to the dead letters. */
   deadAt: number;
@@ -394,9 +403,12 @@ export interface Transport<E = unknown> {
   /**
    * Gives the message back. `delayMs` 0 (default): free now, for an immediate retry.
    * `delayMs` > 0: parked, blocking its group, until `delayMs` have passed.
+   * `reason` (a non-empty string; `consume()` passes the handler's error message) is kept with
+   * the message, shown as its `lastError` by {@link inspect}, and becomes its dead letter's
+   * `reason` if it later runs out of attempts. A nack without one keeps the last one given.
    * @throws LeaseLostError as {@link ack}.
    */
-  nack(lease: Lease<E>, delayMs?: number): Promise<void>;
+  nack(lease: Lease<E>, delayMs?: number, reason?: string): Promise<void>;
 
   /**
    * {@link nack} without spending an attempt: for a message that did not fail but cannot be

@@ -58,6 +58,8 @@ interface Message<E> {
   /** Not deliverable while the clock reads ≤ this (a delayed publish); null: no delay. */
   readonly notBefore: number | null;
   attempt: number;
+  /** The reason of the last nack that gave one: its dead letter's reason if it runs out of attempts. */
+  lastError: string | null;
   /** The lease holder; null when free, parked or delayed. */
   holder: string | null;
   /** End of the head's lease, park or delay; null when free (always null behind the head). */
@@ -309,12 +311,12 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     }
   }
 
-  async nack(lease: Lease<E>, delayMs = 0): Promise<void> {
-    this.#giveBack(lease, delayMs, false);
+  async nack(lease: Lease<E>, delayMs = 0, reason?: string): Promise<void> {
+    this.#giveBack(lease, delayMs, false, reason);
   }
 
   async release(lease: Lease<E>, delayMs = 0): Promise<void> {
-    this.#giveBack(lease, delayMs, true);
+    this.#giveBack(lease, delayMs, true, undefined);
   }
 
   async reject(lease: Lease<E>, reason?: string): Promise<void> {
@@ -332,15 +334,17 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       this.#heldCount++;
     }
     this.#removeHead(group, true);
-    this.#dead.set(message.seq, { seq: message.seq, groupId: group.id, priority: group.priority, event: message.event, attempt: message.attempt, deadAt: now, reason });
+    this.#dead.set(message.seq, { seq: message.seq, groupId: group.id, priority: group.priority, event: message.event, attempt: message.attempt, deadAt: now, reason: reason ?? message.lastError });
   }
 
   /** nack (`keepAttempt` false) or release (true): the head goes back, free now or parked. */
-  #giveBack(lease: Lease<E>, delayMs: number, keepAttempt: boolean): void {
+  #giveBack(lease: Lease<E>, delayMs: number, keepAttempt: boolean, reason: unknown): void {
     checkLease(lease, this.#queueName);
     checkDuration('delayMs', delayMs, false);
+    const why = checkReason(reason);
     const message = this.#held(lease);
     if (keepAttempt) message.attempt -= 1;
+    if (why !== null) message.lastError = why;
     const group = this.#groups.get(message.groupId)!;
     message.holder = null;
     if (delayMs === 0) {
@@ -466,7 +470,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       return newSeq;
     }
     // Back to the head it held, with its own seq: every message behind it has a later one.
-    const message: Message<E> = { seq, groupId: group.id, event: letter.event, key: null, notBefore: null, attempt: 0, holder: null, expiry: null, waits: 0, gone: false };
+    const message: Message<E> = { seq, groupId: group.id, event: letter.event, key: null, notBefore: null, attempt: 0, lastError: null, holder: null, expiry: null, waits: 0, gone: false };
     if (group.head > 0) group.fifo[--group.head] = message;
     else group.fifo.unshift(message);
     if (group.claimOrder === 0) group.firstSeq = seq;
@@ -560,7 +564,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
 
   #append(groupId: string, event: E, priority: number, key: string | null, notBefore: number | null, waitsFor: readonly number[]): number {
     const seq = ++this.#lastSeq;
-    const message: Message<E> = { seq, groupId, event, key, notBefore, attempt: 0, holder: null, expiry: null, waits: waitsFor.length, gone: false };
+    const message: Message<E> = { seq, groupId, event, key, notBefore, attempt: 0, lastError: null, holder: null, expiry: null, waits: waitsFor.length, gone: false };
     for (const named of waitsFor) {
       const waiting = this.#waiters.get(named);
       if (waiting) waiting.push(message);
@@ -724,13 +728,13 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
 }
 
 function snapshotOf<E>(message: Message<E>, isHead: boolean, held: boolean, paused: boolean, now: number): MessageSnapshot<E> {
-  const { seq, groupId, event, attempt, holder, key } = message;
-  if (held) return { seq, groupId, event, state: 'held', attempt, holder: null, expiresAt: null, key };
-  if (paused && !(isHead && holder !== null && message.expiry! >= now)) return { seq, groupId, event, state: 'paused', attempt, holder: null, expiresAt: null, key };
-  if (message.waits > 0) return { seq, groupId, event, state: 'blocked', attempt, holder: null, expiresAt: null, key };
+  const { seq, groupId, event, attempt, holder, key, lastError } = message;
+  if (held) return { seq, groupId, event, state: 'held', attempt, holder: null, expiresAt: null, key, lastError };
+  if (paused && !(isHead && holder !== null && message.expiry! >= now)) return { seq, groupId, event, state: 'paused', attempt, holder: null, expiresAt: null, key, lastError };
+  if (message.waits > 0) return { seq, groupId, event, state: 'blocked', attempt, holder: null, expiresAt: null, key, lastError };
   const state = isHead ? headState(holder, message.expiry, attempt, now) : waitingState(message.notBefore, now);
   const expiry = isHead ? message.expiry : message.notBefore;
-  return { seq, groupId, event, state, attempt, holder, expiresAt: state === 'ready' ? null : expiry, key };
+  return { seq, groupId, event, state, attempt, holder, expiresAt: state === 'ready' ? null : expiry, key, lastError };
 }
 
 function leased(seq: number): LeaseholdError {

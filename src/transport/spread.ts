@@ -180,8 +180,8 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
       const next = await withLease(lease, async (part, local) => outLease(await part.ackAndClaim(local, workerId, visibilityMs, options), indexOf(lease.groupId)));
       return next ?? transport.claim(workerId, visibilityMs, options);
     },
-    async nack(lease: Lease<E>, delayMs?: number) {
-      await withLease(lease, (part, local) => part.nack(local, delayMs));
+    async nack(lease: Lease<E>, delayMs?: number, reason?: string) {
+      await withLease(lease, (part, local) => part.nack(local, delayMs, reason));
     },
     async release(lease: Lease<E>, delayMs?: number) {
       await withLease(lease, (part, local) => part.release(local, delayMs));

@@ -82,6 +82,7 @@ interface MessageRow {
   event: string;
   key: string | null;
   not_before: number | null;
+  last_error: string | null;
 }
 interface KeyedRow {
   seq: number;
@@ -110,7 +111,7 @@ interface StatsRow {
 
 type StatementName =
   | 'findKey' | 'findKeyed' | 'setEvent' | 'dropKey' | 'fenceHead' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'claimGroup' | 'head' | 'buryHead' | 'deleteMessage'
-  | 'ackHead' | 'releaseHead' | 'extendHead' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter'
+  | 'ackHead' | 'releaseHead' | 'setLastError' | 'extendHead' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter'
   | 'redriveMessage' | 'queueRow' | 'pauseQueue' | 'pauseName' | 'resumeName' | 'pauseGroup' | 'countGroups' | 'countDead' | 'findSeq' | 'renumberUnclaimed'
   | 'claimable' | 'setClaims' | 'holds' | 'policy' | 'releaseKeep' | 'holdGroup' | 'heldSeq' | 'unhold' | 'dropEmptyGroup' | 'restoreMessage'
   | 'lastSeq' | 'isDead' | 'insertWaiting' | 'addWait' | 'watch' | 'moveWaits';
@@ -219,7 +220,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       // (now, reason, queue, group, seq)
       buryHead: p(
         'INSERT INTO lh_dead_letters (queue_id, seq, group_id, priority, event, attempt, dead_at, reason) ' +
-          'SELECT m.queue_id, m.seq, m.group_id, g.priority, m.event, g.head_attempt, ?, ? FROM lh_messages m ' +
+          'SELECT m.queue_id, m.seq, m.group_id, g.priority, m.event, g.head_attempt, ?, coalesce(?, m.last_error) FROM lh_messages m ' +
           'JOIN lh_groups g ON g.queue_id = m.queue_id AND g.group_id = m.group_id WHERE m.queue_id = ? AND m.group_id = ? AND m.seq = ?',
       ),
       deleteMessage: p('DELETE FROM lh_messages WHERE queue_id = ? AND group_id = ? AND seq = ?'),
@@ -229,6 +230,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
           'AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = ? AND group_id = ? AND seq < ?)',
       ),
       releaseHead: p(`UPDATE lh_groups SET holder = NULL, locked_until = ? WHERE ${held}`),
+      // After a nack that gives a reason (reason, queue, group, seq).
+      setLastError: p('UPDATE lh_messages SET last_error = ? WHERE queue_id = ? AND group_id = ? AND seq = ?'),
       // A release hands the attempt back: the next claim's increment gives the same one again.
       releaseKeep: p(`UPDATE lh_groups SET holder = NULL, locked_until = ?, head_attempt = head_attempt - 1 WHERE ${held}`),
       holds: p(`SELECT 1 AS ok FROM lh_groups WHERE ${held}`),
@@ -259,7 +262,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       moveWaits: p('UPDATE lh_waits SET on_seq = ? WHERE queue_id = ? AND on_seq = ?'),
       extendHead: p(`UPDATE lh_groups SET locked_until = ? WHERE ${held}`),
       groups: p('SELECT group_id, priority, claim_order, head_attempt, holder, locked_until, held_seq, paused FROM lh_groups WHERE queue_id = ? ORDER BY claim_order, first_seq'),
-      messages: p('SELECT group_id, seq, event, key, not_before FROM lh_messages WHERE queue_id = ? ORDER BY seq'),
+      messages: p('SELECT group_id, seq, event, key, not_before, last_error FROM lh_messages WHERE queue_id = ? ORDER BY seq'),
       deadLetters: p('SELECT seq, group_id, priority, event, attempt, dead_at, reason FROM lh_dead_letters WHERE queue_id = ? ORDER BY id'),
       deadLetter: p('SELECT seq, group_id, priority, event, attempt, dead_at, reason FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
       deleteDeadLetter: p('DELETE FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
@@ -335,8 +338,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     return this.#run(this.#operations.ackAndClaimMany(leases, workerId, visibilityMs, options));
   }
 
-  async nack(lease: Lease<E>, delayMs?: number): Promise<void> {
-    return this.#run(this.#operations.nack(lease, delayMs));
+  async nack(lease: Lease<E>, delayMs?: number, reason?: string): Promise<void> {
+    return this.#run(this.#operations.nack(lease, delayMs, reason));
   }
 
   async release(lease: Lease<E>, delayMs?: number): Promise<void> {
@@ -470,8 +473,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
         return { value: done, changed: done.acked.length > 0 };
       });
     },
-    nack: (lease, delayMs = 0) => this.#giveBack(this.#sql.releaseHead, lease, delayMs),
-    release: (lease, delayMs = 0) => this.#giveBack(this.#sql.releaseKeep, lease, delayMs),
+    nack: (lease, delayMs = 0, reason) => this.#giveBack(this.#sql.releaseHead, lease, delayMs, reason),
+    release: (lease, delayMs = 0) => this.#giveBack(this.#sql.releaseKeep, lease, delayMs, undefined),
     reject: (lease, reason) => {
       checkLease(lease, this.#queueName);
       const why = checkReason(reason);
@@ -596,12 +599,14 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   };
 
   /** nack or release (`statement`): the head goes back, free now or parked for `delayMs`. */
-  #giveBack(statement: SqlStatement, lease: Lease<E>, delayMs: number): Operation<void> {
+  #giveBack(statement: SqlStatement, lease: Lease<E>, delayMs: number, reason: unknown): Operation<void> {
     checkLease(lease, this.#queueName);
     checkDuration('delayMs', delayMs, false);
+    const why = checkReason(reason);
     return inTransaction((now) => {
       const until = delayMs === 0 ? null : now() + delayMs;
       if (statement.run(until, ...this.#heldBy(lease)) === 0) throw lost(lease);
+      if (why !== null) this.#sql.setLastError.run(why, this.#queue, lease.groupId, lease.seq);
       return changed(undefined);
     });
   }
@@ -884,9 +889,9 @@ function lost(lease: Lease<unknown>): LeaseLostError {
 }
 
 function snapshotOf<E>(row: MessageRow, lease: GroupRow | undefined, held: boolean, paused: boolean, now: number): MessageSnapshot<E> {
-  if (held) return { seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, state: 'held', attempt: 0, holder: null, expiresAt: null, key: row.key };
+  if (held) return { seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, state: 'held', attempt: 0, holder: null, expiresAt: null, key: row.key, lastError: row.last_error };
   if (paused && !(lease && lease.holder !== null && lease.locked_until! >= now)) {
-    return { seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, state: 'paused', attempt: lease?.head_attempt ?? 0, holder: null, expiresAt: null, key: row.key };
+    return { seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, state: 'paused', attempt: lease?.head_attempt ?? 0, holder: null, expiresAt: null, key: row.key, lastError: row.last_error };
   }
   const holder = lease?.holder ?? null;
   const expiry = lease ? lease.locked_until : row.not_before;
@@ -900,6 +905,7 @@ function snapshotOf<E>(row: MessageRow, lease: GroupRow | undefined, held: boole
     holder,
     expiresAt: state === 'ready' || state === 'blocked' ? null : expiry,
     key: row.key,
+    lastError: row.last_error,
   };
 }
 

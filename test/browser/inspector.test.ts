@@ -54,12 +54,23 @@ describe('<leasehold-inspector>', () => {
     expect(root.querySelector('.group-name')?.textContent).toBe(hostile);
   });
 
+  it("shows why a parked message failed, from its nack's reason", async () => {
+    const transport = new InMemoryTransport();
+    await transport.publish('note-1', { label: 'save' });
+    await transport.nack((await transport.claim('w', 1_000))!, 60_000, 'HTTP 503');
+    const root = mount(transport);
+    const chip = () => root.querySelector('[data-group="note-1"] [data-testid="message"]');
+    await expect.poll(() => chip()?.getAttribute('data-state')).toBe('parked');
+    expect(chip()?.textContent).toContain('HTTP 503 · retry in');
+    expect(chip()?.getAttribute('title')).toContain('last error: HTTP 503');
+  });
+
   it('shows dead letters read-only unless the page allows actions', async () => {
     const transport = new InMemoryTransport();
     await deadLetter(transport);
     const root = mount(transport);
     await expect.poll(() => root.querySelectorAll('[data-testid="dead-letter"]').length).toBe(1);
-    expect(root.querySelector('[data-testid="dead-letter"]')?.textContent).toContain('rejected: refused');
+    expect(root.querySelector('[data-testid="dead-letter"]')?.textContent).toContain('1 try: refused');
     expect(root.querySelectorAll('[data-testid="dead-letter"] button')).toHaveLength(0);
   });
 

@@ -133,7 +133,7 @@ export function describeConsume(name: string, make: TransportFactory): void {
       expect((await t.inspect()).groups).toEqual([]);
     });
 
-    it('retries a failing handler after the back-off delays and dead-letters it at maxAttempts', async () => {
+    it('retries a failing handler after the back-off delays and dead-letters it at maxAttempts, with its last error', async () => {
       await h.dispose();
       await open({ maxAttempts: 4 });
       const seq = await t.publish('g', { poison: true });
@@ -149,7 +149,7 @@ export function describeConsume(name: string, make: TransportFactory): void {
       for (const [attempt, delay] of [[1, 100], [2, 300], [3, 500], [4, 500]] as const) {
         await until(() => consumer.failed === attempt, `failure ${attempt}`);
         const parked = (await t.inspect()).groups[0]!.messages[0]!;
-        expect(parked).toMatchObject({ seq, state: 'parked', attempt, expiresAt: h.clock.now() + delay });
+        expect(parked).toMatchObject({ seq, state: 'parked', attempt, expiresAt: h.clock.now() + delay, lastError: `boom ${attempt}` });
         // No lease held (so no renewal timer): the one timer left is the wake-up.
         await until(() => consumer.active === 0 && scheduler.pending === 1, 'the wake-up at the park end');
         await scheduler.advance(delay); // the park holds through its last millisecond
@@ -157,7 +157,8 @@ export function describeConsume(name: string, make: TransportFactory): void {
         await scheduler.advance(1);
       }
       await until(async () => (await t.deadLetters()).length === 1, 'the dead letter');
-      expect(await t.deadLetters()).toMatchObject([{ seq, attempt: 4 }]);
+      // The dead letter says why: the message of the error the handler threw last.
+      expect(await t.deadLetters()).toMatchObject([{ seq, attempt: 4, reason: 'boom 4' }]);
       expect(attempts).toEqual([1, 2, 3, 4]);
       expect(errors.map((e) => [e.phase, (e.error as Error).message])).toEqual([1, 2, 3, 4].map((n) => ['handler', `boom ${n}`]));
       expect((await t.inspect()).groups).toEqual([]);

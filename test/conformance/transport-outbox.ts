@@ -1,7 +1,7 @@
 /**
  * The offline-first part of the transport conformance suite: a dead letter that holds its group,
- * reject, release (a retry that spends no attempt), discard, and a keyed publish that replaces or
- * merges the queued message. Called by `describeTransport`,
+ * reject, a nack's reason, release (a retry that spends no attempt), discard, and a keyed publish
+ * that replaces or merges the queued message. Called by `describeTransport`,
  * so every backend runs it.
  */
 import { describe, expect, it } from 'vitest';
@@ -193,6 +193,78 @@ export function describeOutbox(caps: TransportCaps, c: OutboxSuiteContext): void
       await t().claim('w2', 1000);
       await c.unchangedBy(() => c.expectLost(t().reject(stale, 'late'), stale));
       expect(await t().deadLetters()).toEqual([]);
+    });
+  });
+
+  describe("nack's reason: why a message failed, kept until it dies", () => {
+    it('shows the last reason given as lastError, and a nack without one keeps it', async () => {
+      await c.open({ maxAttempts: 5 });
+      await t().publish('g', 'a');
+      await t().publish('g', 'b');
+      const lastErrors = async () => (await t().inspect()).groups[0]!.messages.map((m) => m.lastError);
+      expect(await lastErrors()).toEqual([null, null]);
+      await t().nack((await t().claim('w', 1000))!, 0, 'HTTP 503');
+      expect(await lastErrors()).toEqual(['HTTP 503', null]);
+      await t().nack((await t().claim('w', 1000))!, 100);
+      expect(await lastErrors()).toEqual(['HTTP 503', null]);
+      await c.tick(101);
+      await t().nack((await t().claim('w', 1000))!, 0, 'ECONNRESET');
+      expect(await lastErrors()).toEqual(['ECONNRESET', null]);
+      // It leaves with its message: the next head starts with none.
+      await t().ack((await t().claim('w', 1000))!);
+      expect(await lastErrors()).toEqual([null]);
+    });
+
+    it('becomes the reason of a dead letter that ran out of attempts; a redrive starts clean', async () => {
+      await c.open({ maxAttempts: 2 });
+      const seq = await t().publish('g', 'a');
+      await t().nack((await t().claim('w', 1000))!, 0, 'first');
+      await t().nack((await t().claim('w', 1000))!, 0, 'second');
+      expect(await t().claim('w', 1000)).toBeNull();
+      expect(await t().deadLetters()).toEqual([{ seq, groupId: 'g', priority: 0, event: 'a', attempt: 2, deadAt: now(), reason: 'second' }]);
+      const again = await t().redrive(seq);
+      const lease = (await t().claim('w', 1000))!;
+      expect(lease).toMatchObject({ seq: again, attempt: 1 });
+      expect((await t().inspect()).groups[0]!.messages[0]!.lastError).toBeNull();
+      // A lease that ran out on the last attempt still dies with the last reason given.
+      await t().nack(lease, 0, 'third');
+      await t().claim('w', 10);
+      await c.tick(11);
+      expect(await t().claim('w', 1000)).toBeNull();
+      expect((await t().deadLetters())[0]).toMatchObject({ seq: again, attempt: 2, reason: 'third' });
+    });
+
+    it("a reject's own reason wins; a reject without one takes the last nack's", async () => {
+      await c.open({ maxAttempts: 5 });
+      const a = await t().publish('g', 'a');
+      const b = await t().publish('g', 'b');
+      await t().nack((await t().claim('w', 1000))!, 0, 'HTTP 500');
+      await t().reject((await t().claim('w', 1000))!, 'HTTP 422');
+      await t().nack((await t().claim('w', 1000))!, 0, 'HTTP 500');
+      await t().reject((await t().claim('w', 1000))!);
+      expect((await t().deadLetters()).map((d) => [d.seq, d.reason])).toEqual([
+        [a, 'HTTP 422'],
+        [b, 'HTTP 500'],
+      ]);
+    });
+
+    it('refuses a bad reason before anything changes; a stale nack keeps nothing', async () => {
+      await t().publish('g', 'a');
+      const lease = (await t().claim('w1', 10))!;
+      for (const [reason, type] of [
+        [5, TypeError],
+        ['', RangeError],
+        ['\uDC00', RangeError],
+      ] as const) {
+        await c.unchangedBy(async () => {
+          const error = await t().nack(lease, 0, reason as never).then(() => undefined, (e: unknown) => e);
+          expect(error).toBeInstanceOf(type);
+          expect(String(error)).toMatch(/reason/);
+        });
+      }
+      await c.tick(11);
+      await t().claim('w2', 1000);
+      await c.unchangedBy(() => c.expectLost(t().nack(lease, 0, 'late'), lease));
     });
   });
 

@@ -11,6 +11,8 @@ export interface ModelMessage {
   /** A delayed publish: not deliverable while now <= this. */
   notBefore: number | null;
   attempt: number;
+  /** The last reason a nack gave. */
+  lastError: string | null;
   holder: string | null;
   expiry: number | null;
   /** Seqs named in its `after` still in the queue (queued or dead): while any, it blocks its group at the head. */
@@ -72,7 +74,7 @@ export class TransportModel {
     }
     const seq = ++this.lastSeq;
     const waits = new Set(after.filter((s) => this.messages.some((m) => m.seq === s) || this.dead.some((d) => d.seq === s)));
-    this.messages.push({ seq, groupId, event, key, notBefore, attempt: 0, holder: null, expiry: null, waits });
+    this.messages.push({ seq, groupId, event, key, notBefore, attempt: 0, lastError: null, holder: null, expiry: null, waits });
     if (!this.groups.has(groupId)) this.groups.set(groupId, { priority, claimOrder: 0 });
     return seq;
   }
@@ -196,9 +198,10 @@ export class TransportModel {
     return m !== undefined;
   }
 
-  nack(lease: ModelLease, delay: number, now: number): boolean {
+  nack(lease: ModelLease, delay: number, now: number, reason: string | null = null): boolean {
     const m = this.held(lease);
     if (!m) return false;
+    if (reason !== null) m.lastError = reason;
     m.holder = null;
     m.expiry = delay === 0 ? null : now + delay;
     return true;
@@ -219,7 +222,7 @@ export class TransportModel {
   }
 
   private bury(m: ModelMessage, now: number, reason: string | null): void {
-    this.dead.push({ seq: m.seq, groupId: m.groupId, priority: this.groups.get(m.groupId)!.priority, event: m.event, attempt: m.attempt, deadAt: now, reason });
+    this.dead.push({ seq: m.seq, groupId: m.groupId, priority: this.groups.get(m.groupId)!.priority, event: m.event, attempt: m.attempt, deadAt: now, reason: reason ?? m.lastError });
     if (this.policy === 'hold') this.holds.set(m.groupId, m.seq);
     this.remove(m);
   }
@@ -252,13 +255,13 @@ export class TransportModel {
       // Back to the head it held, under its own seq (every message behind it has a later one).
       this.holds.delete(letter!.groupId);
       const at = this.messages.findIndex((m) => m.seq > seq);
-      this.messages.splice(at < 0 ? this.messages.length : at, 0, { seq, groupId: letter!.groupId, event: letter!.event, key: null, notBefore: null, attempt: 0, holder: null, expiry: null, waits: new Set() });
+      this.messages.splice(at < 0 ? this.messages.length : at, 0, { seq, groupId: letter!.groupId, event: letter!.event, key: null, notBefore: null, attempt: 0, lastError: null, holder: null, expiry: null, waits: new Set() });
       return seq;
     }
     const newSeq = ++this.lastSeq;
     // What waited for the dead letter waits for the message it became.
     for (const m of this.messages) if (m.waits.delete(seq)) m.waits.add(newSeq);
-    this.messages.push({ seq: newSeq, groupId: letter!.groupId, event: letter!.event, key: null, notBefore: null, attempt: 0, holder: null, expiry: null, waits: new Set() });
+    this.messages.push({ seq: newSeq, groupId: letter!.groupId, event: letter!.event, key: null, notBefore: null, attempt: 0, lastError: null, holder: null, expiry: null, waits: new Set() });
     if (!this.groups.has(letter!.groupId)) this.groups.set(letter!.groupId, { priority: letter!.priority, claimOrder: 0 });
     return newSeq;
   }
@@ -283,17 +286,17 @@ export class TransportModel {
       messages: this.messages
         .filter((m) => m.groupId === groupId)
         .map((m) => {
-          if (this.holds.has(groupId)) return { seq: m.seq, event: m.event, state: 'held', attempt: 0, holder: null, expiresAt: null, key: m.key };
+          if (this.holds.has(groupId)) return { seq: m.seq, event: m.event, state: 'held', attempt: 0, holder: null, expiresAt: null, key: m.key, lastError: m.lastError };
           const paused = this.pausedQueue || this.pausedNames.has(groupId);
-          if (paused && !(m.holder !== null && m.expiry! >= now)) return { seq: m.seq, event: m.event, state: 'paused', attempt: m.attempt, holder: null, expiresAt: null, key: m.key };
-          if (m.waits.size > 0) return { seq: m.seq, event: m.event, state: 'blocked', attempt: m.attempt, holder: null, expiresAt: null, key: m.key };
+          if (paused && !(m.holder !== null && m.expiry! >= now)) return { seq: m.seq, event: m.event, state: 'paused', attempt: m.attempt, holder: null, expiresAt: null, key: m.key, lastError: m.lastError };
+          if (m.waits.size > 0) return { seq: m.seq, event: m.event, state: 'blocked', attempt: m.attempt, holder: null, expiresAt: null, key: m.key, lastError: m.lastError };
           if (m.expiry === null) {
             const delayed = m.notBefore !== null && m.notBefore >= now;
-            return { seq: m.seq, event: m.event, state: delayed ? 'delayed' : 'ready', attempt: m.attempt, holder: m.holder, expiresAt: delayed ? m.notBefore : null, key: m.key };
+            return { seq: m.seq, event: m.event, state: delayed ? 'delayed' : 'ready', attempt: m.attempt, holder: m.holder, expiresAt: delayed ? m.notBefore : null, key: m.key, lastError: m.lastError };
           }
           // A hold on a head with no delivery counted (a release of its first) reads as a delay.
           const state = m.holder !== null ? (m.expiry >= now ? 'leased' : 'expired') : m.expiry >= now ? (m.attempt === 0 ? 'delayed' : 'parked') : 'ready';
-          return { seq: m.seq, event: m.event, state, attempt: m.attempt, holder: m.holder, expiresAt: state === 'ready' ? null : m.expiry, key: m.key };
+          return { seq: m.seq, event: m.event, state, attempt: m.attempt, holder: m.holder, expiresAt: state === 'ready' ? null : m.expiry, key: m.key, lastError: m.lastError };
         }),
     }));
   }

@@ -1,8 +1,9 @@
 /**
  * Snapshots kept with the schema fixtures were written before schema 6 (core) / 5 (PostgreSQL)
- * added holds and reasons, and 7 pauses: read by today's leasehold, every group has
- * `heldBy: null` and `paused: false`, the queue `paused: false`, every dead letter
- * `reason: null`, and nothing else differs.
+ * added holds and reasons, 7 pauses and 9 (core and PostgreSQL) a message's last error: read by
+ * today's leasehold, every group has `heldBy: null` and `paused: false`, every message
+ * `lastError: null`, the queue `paused: false`, every dead letter `reason: null`, and nothing
+ * else differs.
  */
 import type { TransportSnapshot } from '../../src/transport/contract.js';
 
@@ -10,7 +11,12 @@ export function asReadToday(snapshot: TransportSnapshot): TransportSnapshot {
   return {
     ...snapshot,
     paused: snapshot.paused ?? false,
-    groups: snapshot.groups.map((group) => ({ ...group, heldBy: group.heldBy ?? null, paused: group.paused ?? false })),
+    groups: snapshot.groups.map((group) => ({
+      ...group,
+      heldBy: group.heldBy ?? null,
+      paused: group.paused ?? false,
+      messages: group.messages.map((message) => ({ ...message, lastError: message.lastError ?? null })),
+    })),
     deadLetters: snapshot.deadLetters.map((letter) => ({ ...letter, reason: letter.reason ?? null })),
   };
 }
