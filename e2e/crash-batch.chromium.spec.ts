@@ -31,7 +31,7 @@ test('4 consumers across 2 tabs, the owner tab crashed mid-batch: the history ch
   for (let tab = 0; tab < 2; tab++) {
     const page = await context.newPage();
     await openLab(page);
-    await page.exposeFunction('record', (entry: HistoryEntry & { op: string }) => {
+    await page.exposeFunction('record', (entry: Exclude<HistoryEntry, { op: 'pause' | 'resume' }> & { op: string }) => {
       if ((entry.op as string) === 'ack-sent') {
         const ack = { ...entry, op: 'ack', ok: true } as AckEntry;
         sent.get(tab)!.set(entry.seq, ack);
@@ -115,9 +115,9 @@ test('4 consumers across 2 tabs, the owner tab crashed mid-batch: the history ch
   // back about all of its own (retried on the new owner, answered from the journal if applied).
   expect(sent.get(1)!.size).toBe(0);
   const unanswered = new Set<HistoryEntry>(sent.get(0)!.values());
-  const ackedByOthers = new Set(history.filter((e) => e.op === 'ack' && e.ok && !unanswered.has(e)).map((e) => e.seq));
+  const ackedByOthers = new Set(history.filter((e): e is AckEntry => e.op === 'ack' && e.ok && !unanswered.has(e)).map((e) => e.seq));
   for (const [seq, ack] of sent.get(0)!) ack.ok = !ackedByOthers.has(seq) && !remaining.includes(seq);
-  expect(checkHistory(history, remaining)).toEqual({ lost: [], unexpected: [], duplicated: [], overlapping: [], fifoBreaks: [], staleAccepted: [] });
+  expect(checkHistory(history, remaining)).toEqual({ lost: [], unexpected: [], duplicated: [], overlapping: [], fifoBreaks: [], staleAccepted: [], stopBreaks: [] });
   // The crash came in the middle of the work: both tabs acked before it, the survivor after it.
   const ackedBy = (tab: string, after: number) => history.some((e) => e.op === 'ack' && e.ok && e.worker.startsWith(tab) && e.t > after);
   expect([ackedBy('tab0', 0), ackedBy('tab1', 0), ackedBy('tab1', crashedAt)]).toEqual([true, true, true]);

@@ -121,7 +121,7 @@ describe.each([
     const remaining = (await client.transport.inspect()).groups.flatMap((g) => g.messages.map((m) => m.seq));
     expect(restarts).toBe(KILLS);
     expect(remaining).toEqual([]);
-    expect(checkHistory(history, remaining)).toEqual({ lost: [], unexpected: [], duplicated: [], overlapping: [], fifoBreaks: [], staleAccepted: [] });
+    expect(checkHistory(history, remaining)).toEqual({ lost: [], unexpected: [], duplicated: [], overlapping: [], fifoBreaks: [], staleAccepted: [], stopBreaks: [] });
     expect(history.filter((e) => e.op === 'publish')).toHaveLength(n);
     const stored = (await client.store.load('stream'))!;
     expect(stored).toMatchObject({ n, version: committed });

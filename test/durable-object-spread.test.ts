@@ -48,7 +48,7 @@ describe('spreadTransport over LeaseholdObjects', () => {
       };
       await Promise.all(['w1', 'w2', 'w3'].map(work));
       const remaining = (await queue.inspect()).groups.flatMap((g) => g.messages.map((m) => m.seq));
-      expect(checkHistory(history, remaining)).toEqual({ lost: [], unexpected: [], duplicated: [], overlapping: [], fifoBreaks: [], staleAccepted: [] });
+      expect(checkHistory(history, remaining)).toEqual({ lost: [], unexpected: [], duplicated: [], overlapping: [], fifoBreaks: [], staleAccepted: [], stopBreaks: [] });
       expect(history.filter((e) => e.op === 'ack')).toHaveLength(60);
     } finally {
       await queue.close();

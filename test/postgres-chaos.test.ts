@@ -47,7 +47,7 @@ describe('PostgreSQL server: kill -9 of consumers and immediate restarts mid-run
     expect(result.childFailures).toEqual([]);
     expect(result.kills).toBe(5);
     expect(result.restarts).toBe(2);
-    expect(verdict).toEqual({ lost: [], unexpected: [], duplicated: [], overlapping: [], fifoBreaks: [], staleAccepted: [] });
+    expect(verdict).toEqual({ lost: [], unexpected: [], duplicated: [], overlapping: [], fifoBreaks: [], staleAccepted: [], stopBreaks: [] });
     expect(result.toldButMissing).toEqual([]);
     expect(result.remaining).toEqual([]);
     expect(acked).toEqual(published);

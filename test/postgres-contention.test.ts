@@ -58,7 +58,7 @@ function expectClean(result: PgContentionResult, messages: number, workerCount: 
   // sees it.
   expect(result.storageDetails).toEqual([]);
   expect(result.storageErrors).toEqual({});
-  expect(verdict).toEqual({ lost: [], unexpected: [], duplicated: [], overlapping: [], fifoBreaks: [], staleAccepted: [] });
+  expect(verdict).toEqual({ lost: [], unexpected: [], duplicated: [], overlapping: [], fifoBreaks: [], staleAccepted: [], stopBreaks: [] });
   expect(result.toldButMissing).toEqual([]);
   expect(result.remaining).toEqual([]);
   const acked = new Set(history.flatMap((e) => (e.op === 'ack' && e.ok ? [e.seq] : [])));

@@ -89,7 +89,7 @@ describe('kill -9 of a consuming process (better-sqlite3 file)', () => {
       for (const intent of intents.values()) if (!left.has(intent.seq)) history.push({ op: 'ack', ...intent, worker: `child-${run}`, ok: true });
       expect(db.prepare('PRAGMA integrity_check').all()).toEqual([{ integrity_check: 'ok' }]);
       const verdict = checkHistory(history, left);
-      expect(verdict).toEqual({ lost: [], unexpected: [], duplicated: [], overlapping: [], fifoBreaks: [], staleAccepted: [] });
+      expect(verdict).toEqual({ lost: [], unexpected: [], duplicated: [], overlapping: [], fifoBreaks: [], staleAccepted: [], stopBreaks: [] });
       return left;
     };
     try {

@@ -4,7 +4,7 @@
  */
 import type { SqlDatabase } from '../../src/sqlite/driver.js';
 
-const SEED_SCHEMA = `
+export const SEED_SCHEMA = `
 CREATE TABLE IF NOT EXISTS messages (
   seq          INTEGER PRIMARY KEY AUTOINCREMENT,
   group_id     TEXT NOT NULL,

@@ -29,6 +29,12 @@ export interface ContentionOptions {
   rounds: number;
   groups: number;
   visibilityMs: number;
+  /**
+   * Also the offline-first calls: workers release and reject, the producer publishes with
+   * `after`, and an operator pauses and resumes groups and the queue and redrives or discards
+   * dead letters. The transports must share a queue opened with `onDeadLetter: 'hold'`.
+   */
+  outbox?: boolean;
 }
 
 export async function runContention(o: ContentionOptions): Promise<{ history: HistoryEntry[]; remaining: number[] }> {
@@ -54,38 +60,94 @@ export async function runContention(o: ContentionOptions): Promise<{ history: Hi
     }
     const roll = random();
     if (roll < 0.25) return; // stalled: holds its lease and does nothing, maybe past its expiry
-    const op = roll < 0.8 ? 'ack' : roll < 0.9 ? 'nack' : 'extend';
-    const delay = op === 'nack' && random() < 0.5 ? Math.floor(random() * o.visibilityMs) : 0;
+    const op = o.outbox
+      ? roll < 0.65 ? 'ack' : roll < 0.73 ? 'nack' : roll < 0.81 ? 'release' : roll < 0.86 ? 'reject' : 'extend'
+      : roll < 0.8 ? 'ack' : roll < 0.9 ? 'nack' : 'extend';
+    const delay = (op === 'nack' || op === 'release') && random() < 0.5 ? Math.floor(random() * o.visibilityMs) : 0;
     try {
       if (op === 'extend') {
         const renewed = await transport.extend(lease, o.visibilityMs);
         history.push({ op, seq: lease.seq, attempt: lease.attempt, worker: id, t, ok: true, expiresAt: renewed.expiresAt });
         return;
       }
-      await (op === 'ack' ? transport.ack(lease) : transport.nack(lease, delay));
-      history.push({ op, seq: lease.seq, attempt: lease.attempt, worker: id, t, ok: true, delay });
+      if (op === 'reject') {
+        await transport.reject(lease, 'refused');
+        history.push({ op, seq: lease.seq, attempt: lease.attempt, worker: id, t, ok: true, held: true });
+      } else {
+        await (op === 'ack' ? transport.ack(lease) : op === 'nack' ? transport.nack(lease, delay) : transport.release(lease, delay));
+        history.push({ op, seq: lease.seq, attempt: lease.attempt, worker: id, t, ok: true, delay });
+      }
     } catch (error) {
       if (!(error instanceof LeaseLostError)) throw error;
-      history.push({ op, seq: lease.seq, attempt: lease.attempt, worker: id, t, ok: false });
+      history.push(op === 'reject' ? { op, seq: lease.seq, attempt: lease.attempt, worker: id, t, ok: false, held: true } : { op, seq: lease.seq, attempt: lease.attempt, worker: id, t, ok: false });
     }
     held.delete(i);
+  };
+
+  // The operator: one call at a time, between the workers' turns, so the history's order is
+  // the order of the commits.
+  const paused = new Set<string | null>();
+  const issued: number[] = [];
+  const operate = async () => {
+    const roll = random();
+    const t = o.clock.now();
+    if (roll < 0.05) {
+      const letters = await producer.deadLetters();
+      if (letters.length === 0) return;
+      const { seq } = pick(letters);
+      const op = random() < 0.6 ? 'redrive' : 'discard';
+      // A holding dead letter comes back under its own seq.
+      if (op === 'redrive') expectSame(await producer.redrive(seq), seq);
+      else await producer.discard(seq);
+      history.push({ op, seq, t });
+    } else if (roll < 0.08) {
+      const groupId = random() < 0.25 ? null : `g${Math.floor(random() * o.groups)}`;
+      await producer.pause(groupId ?? undefined);
+      paused.add(groupId);
+      history.push({ op: 'pause', groupId, t });
+    } else if (roll < 0.14 && paused.size > 0) {
+      const groupId = pick([...paused]);
+      await producer.resume(groupId ?? undefined);
+      paused.delete(groupId);
+      history.push({ op: 'resume', groupId, t });
+    }
   };
 
   for (let round = 0; round < o.rounds; round++) {
     if (random() < 0.3) {
       const groupId = `g${Math.floor(random() * o.groups)}`;
-      const seq = await producer.publish(groupId, { n: ++published });
-      history.push({ op: 'publish', seq, groupId, t: o.clock.now() });
+      if (o.outbox && issued.length > 0 && random() < 0.2) {
+        const after = [pick(issued)];
+        const seq = await producer.publish(groupId, { n: ++published }, { after });
+        history.push({ op: 'publish', seq, groupId, t: o.clock.now(), after });
+        issued.push(seq);
+      } else {
+        const seq = await producer.publish(groupId, { n: ++published });
+        history.push({ op: 'publish', seq, groupId, t: o.clock.now() });
+        issued.push(seq);
+      }
     }
+    if (o.outbox) await operate();
     // Several workers act "at once": their calls interleave at awaits in a random order.
     const acting = Array.from({ length: 1 + Math.floor(random() * workers.length) }, () => Math.floor(random() * workers.length));
     await Promise.all([...new Set(acting)].map((i) => act(i)));
     o.clock.advance(pick([0, 0, 1, o.visibilityMs / 4, o.visibilityMs / 2, o.visibilityMs + 1]));
   }
 
-  // Drain: every stalled worker is gone for good; the survivors take everything that is left.
+  // Drain: every stalled worker is gone for good; the survivors take everything that is left,
+  // once the operator has resumed everything and redriven or discarded every dead letter.
   held.clear();
   o.clock.advance(o.visibilityMs * 10);
+  for (const groupId of paused) {
+    await producer.resume(groupId ?? undefined);
+    history.push({ op: 'resume', groupId, t: o.clock.now() });
+  }
+  for (const { seq } of o.outbox ? await producer.deadLetters() : []) {
+    const op = random() < 0.5 ? 'redrive' : 'discard';
+    if (op === 'redrive') expectSame(await producer.redrive(seq), seq);
+    else await producer.discard(seq);
+    history.push({ op, seq, t: o.clock.now() });
+  }
   for (;;) {
     const worker = pick(workers);
     const t = o.clock.now();
@@ -98,4 +160,8 @@ export async function runContention(o: ContentionOptions): Promise<{ history: Hi
   }
   const snapshot = await producer.inspect();
   return { history, remaining: snapshot.groups.flatMap((g) => g.messages.map((m) => m.seq)) };
+}
+
+function expectSame(actual: number, expected: number): void {
+  if (actual !== expected) throw new Error(`a holding dead letter ${expected} was redriven as ${actual}, not under its own seq`);
 }
