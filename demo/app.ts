@@ -2,7 +2,7 @@
  * The demo's state and actions: the open database, this tab's workers, the executions it knows,
  * and running a lesson. The views read from here; nothing here touches the DOM.
  */
-import { type MessageSnapshot, Runtime, type TransportSnapshot } from 'leasehold';
+import { type DeadLetterPolicy, type MessageSnapshot, Runtime, type TransportSnapshot } from 'leasehold';
 import type { BrowserDatabase, OwnerInfo } from 'leasehold/browser';
 import type { DemoClock } from './clock.ts';
 import { Activity, drain, MAX_ATTEMPTS, openDemoDatabase, type Storage } from './database.ts';
@@ -48,13 +48,17 @@ export class Demo {
     this.activity.onSettle = () => this.changed();
   }
 
-  /** Opens `storage` (closing the current database; this tab's workers stop with it). */
-  async open(storage: Storage): Promise<void> {
+  /** The open database's dead-letter policy: 'hold' only for the lessons that ask for it. */
+  policy: DeadLetterPolicy = 'continue';
+
+  /** Opens `storage` with the queue policy `policy` (closing the current database; this tab's workers stop with it). */
+  async open(storage: Storage, policy: DeadLetterPolicy = this.policy): Promise<void> {
     this.#stopWorkers();
     this.#lesson?.abort();
     await this.db?.close();
     this.settings.storage = storage;
-    this.db = await openDemoDatabase(storage, this.clock);
+    this.policy = policy;
+    this.db = await openDemoDatabase(storage, this.clock, policy);
     this.executions = new Set(this.settings.executions[storage]);
     this.snapshot = undefined;
     this.#seen.clear();
@@ -92,7 +96,10 @@ export class Demo {
         group: letter.groupId,
         seq: letter.seq,
         attempt: letter.attempt,
-        text: `${letter.groupId}#${letter.seq} went to the dead letters after ${letter.attempt} deliveries (maxAttempts ${MAX_ATTEMPTS}): the claim that found it due again moved it aside in its own transaction and took the next message, so ${letter.groupId} is no longer blocked`,
+        text:
+          this.policy === 'hold'
+            ? `${letter.groupId}#${letter.seq} went to the dead letters (${letter.reason === null ? `after ${letter.attempt} deliveries, maxAttempts ${MAX_ATTEMPTS}` : `rejected: ${letter.reason}`}) and holds ${letter.groupId}: its later messages wait until it is redriven or discarded, while other groups go on`
+            : `${letter.groupId}#${letter.seq} went to the dead letters after ${letter.attempt} deliveries (maxAttempts ${MAX_ATTEMPTS}): the claim that found it due again moved it aside in its own transaction and took the next message, so ${letter.groupId} is no longer blocked`,
       });
     }
     this.timeline.reconcile(snapshot);
@@ -116,8 +123,18 @@ export class Demo {
 
   async redrive(seq: number): Promise<number> {
     const fresh = await this.#ctx.transport.redrive(seq);
-    this.log.add({ at: this.clock.now(), kind: 'redrive', seq: fresh, text: `Redrove dead letter #${seq}: it is back at its group’s tail as #${fresh}, with no deliveries counted` });
+    const text =
+      this.policy === 'hold'
+        ? `Redrove dead letter #${seq}: it is back at the head of its group, with its own seq and no deliveries counted, and the group goes on from it`
+        : `Redrove dead letter #${seq}: it is back at its group’s tail as #${fresh}, with no deliveries counted`;
+    this.log.add({ at: this.clock.now(), kind: 'redrive', seq: fresh, text });
     return fresh;
+  }
+
+  async discard(seq: number): Promise<void> {
+    await this.#ctx.transport.discard(seq);
+    const held = this.policy === 'hold' ? ': the group it held goes on with its next message' : '';
+    this.log.add({ at: this.clock.now(), kind: 'discard', seq, text: `Discarded dead letter #${seq} for good${held}` });
   }
 
   /** A control on a worker's card. */

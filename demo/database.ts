@@ -2,7 +2,7 @@
  * The demo's database: opening it (OPFS or memory), emptying it for a lesson through the public
  * API, and counting the calls in flight so the page (and its tests) can tell when it is settled.
  */
-import type { ExecutionStore } from 'leasehold';
+import type { DeadLetterPolicy, ExecutionStore } from 'leasehold';
 import { type BrowserDatabase, openBrowserDatabase } from 'leasehold/browser';
 import type { DemoClock } from './clock.ts';
 
@@ -13,13 +13,19 @@ export const TRACE_MAX = 8;
 /** A poison message is delivered this often, then dead-lettered. */
 export const MAX_ATTEMPTS = 4;
 
-export function openDemoDatabase(storage: Storage, clock: DemoClock): Promise<BrowserDatabase> {
+/**
+ * Opens the demo's database for `storage` whose queue has the dead-letter policy `onDeadLetter`.
+ * The policy is the queue's own, kept in its file, so each policy has its own database: lesson 9
+ * (`'hold'`) opens another file than the other lessons (`'continue'`).
+ */
+export function openDemoDatabase(storage: Storage, clock: DemoClock, onDeadLetter: DeadLetterPolicy = 'continue'): Promise<BrowserDatabase> {
   return openBrowserDatabase({
     // Two names, so a memory database in this tab never contends with the shared OPFS one.
-    name: storage === 'opfs' ? 'leasehold-demo' : 'leasehold-demo-memory',
+    name: `${storage === 'opfs' ? 'leasehold-demo' : 'leasehold-demo-memory'}${onDeadLetter === 'hold' ? '-hold' : ''}`,
     storage,
     clock: clock.now,
     maxAttempts: MAX_ATTEMPTS,
+    onDeadLetter,
     traceMax: TRACE_MAX,
     // The SQL panel shows the owner's statements. Off by default in the library; on here.
     traceSql: true,

@@ -26,7 +26,8 @@ const STATES: [string, string][] = [
   ['expired', 'lease ran out: the next claim takes it'],
   ['parked', 'parked: nacked with a delay, blocks its group'],
   ['delayed', 'delayed: published to wait, blocks its group until due'],
-  ['dead', 'dead letter: gave up'],
+  ['held', 'held: waits behind its group’s dead letter (lesson 9)'],
+  ['dead', 'dead letter: gave up, or rejected'],
 ];
 
 /** Builds the page; returns the panels by id (the loop asks whether one is open). */
@@ -75,7 +76,7 @@ export function layout(parts: Parts, settings: Settings, traceMax: number, save:
       ),
       panel('sql', 'SQL at work', 'the last claim and ack, as SQLite ran them', parts.sql, false),
       panel('publish', 'Publish', 'any group, any label', parts.publish, false),
-      panel('dead', 'Dead letters', 'messages that failed too often', parts.dead, false),
+      panel('dead', 'Dead letters', 'messages that failed too often or were rejected', parts.dead, false),
     ),
   );
   return panels;

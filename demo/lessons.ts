@@ -1,8 +1,9 @@
 /**
- * The eight lessons. Each sets up a scenario on an emptied queue at time 0 — real messages, real
+ * The nine lessons. Each sets up a scenario on an emptied queue at time 0 — real messages, real
  * workers, a few timed actions (a crash, a stall) — says in a few sentences what to watch, and
  * lets it run. Nothing is scripted beyond those actions: what follows is the library's doing.
  */
+import type { DeadLetterPolicy } from 'leasehold';
 import type { DemoWorker, DemoEvent, WorkerSettings } from './workers.ts';
 
 export interface LessonContext {
@@ -24,6 +25,8 @@ export interface Lesson {
   setup(ctx: LessonContext): Promise<void>;
   /** The storage the lesson needs ('opfs': several tabs share only a kept file). */
   storage?: 'opfs';
+  /** The queue's dead-letter policy the lesson needs (default 'continue'); 'hold' opens its own database. */
+  onDeadLetter?: DeadLetterPolicy;
   /** A button the lesson offers the learner, e.g. opening a second tab. */
   action?: { label: string; run(): void };
   /** What the lesson says in a tab that joined it (lesson 7's second tab)… */
@@ -152,4 +155,23 @@ export const LESSONS: readonly Lesson[] = [
       ctx.at(18_000, () => void ctx.redrive(seq).catch(() => {}));
     },
   },
+  {
+    id: 9,
+    title: 'Held at a refusal',
+    onDeadLetter: 'hold',
+    text: 'This queue holds a group at its dead letter (onDeadLetter: hold). The CRM refuses contact-42’s create until its fix ships at 5 s, so at 1 s w1 rejects it: a dead letter at once, with the server’s reason, whatever attempts remain. Its updates must not reach a CRM that never got the contact: contact-42 is held — watch its updates wait, marked held — while contact-43 flows. After 5 s press Redrive in the Dead letters panel (the create goes back to the head of contact-42, and the updates follow it) or Discard (the create is dropped for good and contact-42 goes on with its updates).',
+    async setup(ctx) {
+      await ctx.publish('contact-42', { label: 'create', refuseUntil: 5_000 });
+      await publishAll(ctx, [
+        ['contact-42', ['update phone', 'update email']],
+        ['contact-43', ['create', 'update phone']],
+      ]);
+      ctx.addWorker({ visibilityMs: 5_000, workMs: 1_000 });
+    },
+  },
 ];
+
+/** The dead-letter policy lesson `id` runs on (free play: 'continue'). */
+export function policyOf(id: number): DeadLetterPolicy {
+  return LESSONS.find((l) => l.id === id)?.onDeadLetter ?? 'continue';
+}

@@ -11,7 +11,7 @@ import { DemoClock } from './clock.ts';
 import { TRACE_MAX } from './database.ts';
 import { type Frame, workerState } from './history.ts';
 import { layout } from './layout.ts';
-import { LESSONS } from './lessons.ts';
+import { LESSONS, policyOf } from './lessons.ts';
 import { playTo } from './replay.ts';
 import { loadSettings, saveSettings } from './settings.ts';
 import { readScene, writeScene } from './share.ts';
@@ -73,7 +73,11 @@ const lessons = new LessonBar(LESSONS, (id) => void pickLesson(id));
 const queue = new QueueView('The queue is empty. Pick a lesson, or publish a message below.');
 const workers = new WorkersView(live((options) => void demo.addWorker(options)), live((id, action) => demo.workerAction(id, action)));
 const executions = new ExecutionsView(TRACE_MAX);
-const dead = new DeadLettersView({ onRedrive: live((seq) => void demo.redrive(seq).catch(logError('redrive'))), time: seconds });
+const dead = new DeadLettersView({
+  onRedrive: live((seq) => void demo.redrive(seq).catch(logError('redrive'))),
+  onDiscard: live((seq) => void demo.discard(seq).catch(logError('discard'))),
+  time: seconds,
+});
 const publish = new PublishForm(
   live(({ groupId, event, priority, delayMs }) => void demo.publish(groupId, event, priority, delayMs).catch(logError('publish'))),
   live(() => void bulkLoad()),
@@ -119,6 +123,8 @@ async function pickLesson(id: number): Promise<void> {
   joined = false;
   lessons.show(id);
   if (LESSONS.find((l) => l.id === id)?.storage === 'opfs' && settings.storage !== 'opfs') await switchStorage('opfs');
+  // A lesson on another dead-letter policy runs on that policy's own database.
+  if (policyOf(id) !== demo.policy) await demo.open(settings.storage, policyOf(id));
   await demo.startLesson(id);
   onControl();
   tabs.announce(true);
@@ -216,7 +222,7 @@ clock.onChange(() => demo.changed());
 // to settle must never see the answer from before its click.
 demo.onChange(() => (document.body.dataset.settled = 'false'));
 addEventListener('pagehide', save);
-await demo.open(settings.storage);
+await demo.open(settings.storage, policyOf(scene?.lesson ?? settings.lesson));
 requestAnimationFrame(frame);
 const joining = scene?.join ? LESSONS.find((l) => l.id === scene.lesson) : undefined;
 if (joining) {

@@ -18,6 +18,8 @@ export interface DemoEvent {
   poison?: boolean;
   /** The worker fails it (like poison) while the demo clock is before this time: a service that is down. */
   failUntil?: number;
+  /** The worker rejects it (a 4xx: dead at once) while the demo clock is before this time: a server that refuses it until a fix ships. */
+  refuseUntil?: number;
 }
 
 /** How long a poison message is parked before its next try. */
@@ -172,6 +174,11 @@ export class DemoWorker {
         endings.set(lease.seq, { holder: this.id, expiresAt: clock.now() + event.parkMs, end: 'parked' });
         this.note = `parked ${tag(lease)}`;
         this.#log('park', `${this.id} nacked ${tag(lease)} with a ${seconds(event.parkMs)} delay: it is parked until ${seconds(clock.now() + event.parkMs)} and blocks ${lease.groupId}; other groups keep flowing`, lease);
+      } else if (typeof event?.refuseUntil === 'number' && clock.now() < event.refuseUntil) {
+        const reason = `422: refused until the fix ships at ${seconds(event.refuseUntil)}`;
+        await transport.reject(lease, reason);
+        this.note = `rejected ${tag(lease)}`;
+        this.#log('reject', `${this.id} rejected ${tag(lease)} (attempt ${lease.attempt}): the server refused it (${reason}), so it goes to the dead letters at once, whatever attempts remain`, lease);
       } else if (event?.poison === true || (typeof event?.failUntil === 'number' && clock.now() < event.failUntil)) {
         await transport.nack(lease, RETRY_MS);
         endings.set(lease.seq, { holder: this.id, expiresAt: clock.now() + RETRY_MS, end: 'parked' });

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, type Page, test } from '@playwright/test';
 import { consoleErrors, group, logEntries, openDemo, screenshots, settled, startLesson, step, watchErrors } from './demo-support.js';
 
 test.use({ viewport: { width: 1280, height: 900 } });
@@ -67,5 +67,60 @@ test('lesson 8: a poison message goes to the dead letters after maxAttempts, its
   await expect(group(page, 'import-1')).toHaveCount(0);
   await settled(page);
   await screenshots(page, 'lesson-8');
+  expect(consoleErrors(page)).toEqual([]);
+});
+
+/** Lesson 9 up to the hold: the create rejected at 1 s, contact-43 done, contact-42's updates held. Returns the create's seq. */
+async function heldAtRefusal(page: Page): Promise<number> {
+  await openDemo(page);
+  await startLesson(page, 9);
+  const seq = Number(await group(page, 'contact-42').getByTestId('message').first().getAttribute('data-seq'));
+  await step(page, 1000);
+  // Refused (a 4xx): a dead letter at once, on its first attempt, with the server's reason.
+  await expect(logEntries(page, { kind: 'reject', seq: String(seq) })).toContainText('attempt 1');
+  await expect(logEntries(page, { kind: 'dead', seq: String(seq) })).toContainText('holds contact-42');
+  await step(page, 1000, 3);
+  // contact-43 flowed meanwhile; contact-42 is held, its updates marked so and never claimed.
+  await expect(group(page, 'contact-43')).toHaveCount(0);
+  await expect(group(page, 'contact-42')).toHaveAttribute('data-status', 'held');
+  await expect(group(page, 'contact-42').getByTestId('message')).toHaveCount(2);
+  for (const update of await group(page, 'contact-42').getByTestId('message').all()) await expect(update).toHaveAttribute('data-state', 'held');
+  await expect(logEntries(page, { kind: 'claim', group: 'contact-42' })).toHaveCount(1);
+  await page.locator('[data-panel="dead"] summary').click();
+  await expect(page.getByTestId('dead-letter')).toContainText('rejected: 422: refused until the fix ships');
+  return seq;
+}
+
+test('lesson 9: a refused create holds its record’s updates; after the fix, Redrive puts it back at the head and the updates follow it', async ({ page }) => {
+  const seq = await heldAtRefusal(page);
+  await screenshots(page, 'lesson-9-held');
+  await step(page, 1000, 2); // the fix ships at 5 s
+  await page.getByRole('button', { name: `redrive contact-42#${seq}` }).click();
+  await expect(logEntries(page, { kind: 'redrive', seq: String(seq) })).toContainText('back at the head of its group');
+  await expect(page.getByTestId('dead-letter')).toHaveCount(0);
+  await step(page, 1000, 4);
+  // The create, then its updates, in order: each acked after the one before.
+  const acks = [seq, seq + 1, seq + 2].map((s) => logEntries(page, { kind: 'ack', seq: String(s) }));
+  for (const ack of acks) await expect(ack).toHaveCount(1);
+  const times = await Promise.all(acks.map(async (ack) => Number(await ack.getAttribute('data-time'))));
+  expect(times).toEqual([...times].sort((a, b) => a - b));
+  expect(new Set(times).size).toBe(3);
+  await expect(group(page, 'contact-42')).toHaveCount(0);
+  await settled(page);
+  await screenshots(page, 'lesson-9-redrive');
+  expect(consoleErrors(page)).toEqual([]);
+});
+
+test('lesson 9: a refused create holds its record’s updates; Discard drops it for good and the group goes on with its updates', async ({ page }) => {
+  const seq = await heldAtRefusal(page);
+  await page.getByRole('button', { name: `discard contact-42#${seq}` }).click();
+  await expect(logEntries(page, { kind: 'discard', seq: String(seq) })).toContainText('goes on with its next message');
+  await expect(page.getByTestId('dead-letter')).toHaveCount(0);
+  await step(page, 1000, 3);
+  for (const s of [seq + 1, seq + 2]) await expect(logEntries(page, { kind: 'ack', seq: String(s) })).toHaveCount(1);
+  await expect(logEntries(page, { kind: 'ack', seq: String(seq) })).toHaveCount(0);
+  await expect(group(page, 'contact-42')).toHaveCount(0);
+  await settled(page);
+  await screenshots(page, 'lesson-9-discard');
   expect(consoleErrors(page)).toEqual([]);
 });

@@ -1,7 +1,7 @@
 /**
  * The transport as this tab's workers use it, with every lease call told to the timeline: a
- * claim starts a bar (at the lease's own start, `expiresAt − visibilityMs`), an ack, nack or park
- * ends it, and a `LeaseLostError` is a refused mark at the moment the late call was made. The
+ * claim starts a bar (at the lease's own start, `expiresAt − visibilityMs`), an ack, nack, park
+ * or reject ends it, and a `LeaseLostError` is a refused mark at the moment the late call was made. The
  * calls themselves pass through unchanged, results and errors included.
  */
 import { type ChangeNotifier, type Lease, LeaseLostError, type Transport } from 'leasehold';
@@ -66,6 +66,11 @@ export function observe(transport: Transport & ChangeNotifier, model: TimelineMo
       const at = now();
       await fenced(lease, 'nack', at, transport.nack(lease, delayMs));
       model.ended(lease, at, delayMs > 0 ? 'parked' : 'released', delayMs);
+    },
+    reject: async (lease, reason) => {
+      const at = now();
+      await fenced(lease, 'nack', at, transport.reject(lease, reason));
+      model.ended(lease, at, 'rejected');
     },
     extend: async (lease, visibilityMs) => {
       const renewed = await transport.extend(lease, visibilityMs);

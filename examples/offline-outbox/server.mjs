@@ -1,14 +1,21 @@
 #!/usr/bin/env node
 /**
  * The example's backend: a small Node HTTP server with no dependencies. It serves the built page
- * (dist/) and one API, and stands in for any server an offline-first app syncs to:
+ * (dist/) and one API, and stands in for any server an offline-first app syncs to. It keeps two
+ * kinds of record: notes, and tasks under a note.
  *
- * - `POST /api/mutations` with `{ id, entity, text, at }` stores the mutation once by `id`:
- *   201 the first time, 200 `{ duplicate: true }` for an id it already has (a client retry after
- *   a lost answer is harmless), 422 for a mutation it refuses (bad shape, or text longer than
- *   `--max-length`), 400 for a body that is not JSON.
- * - `GET /api/mutations`: what it stored, in arrival order, with counts of duplicates and refusals.
- * - `GET /api/notes`: the latest text of each note.
+ * - `POST /api/mutations` with `{ id, op, entity, text, at }` (a task's create also names its
+ *   `note`) applies the mutation once by `id`: 201 the first time, 200 `{ duplicate: true }` for
+ *   an id it already has (a client retry after a lost answer is harmless). It refuses, for good:
+ *   422 a bad shape or a text longer than `--max-length`; 409 an update of a note it does not
+ *   have, a task whose note it does not have, or a second create of one record; 400 a body that
+ *   is not JSON. The `leasehold-attempt` header (the delivery's attempt) is kept with what it stores.
+ * - `POST /api/outage` with `{ count, status = 503, retryAfter }`: `count` more mutations (after
+ *   any outage answers asked for before) are answered `status` (503 or 429), with
+ *   `Retry-After: <retryAfter>` if given (seconds, or an HTTP date). A deploy or a rate limit, to
+ *   watch the outbox wait without spending attempts.
+ * - `GET /api/mutations`: what it stored, in arrival order, with counts of duplicates, refusals
+ *   and outage answers. `GET /api/notes`: the latest text of each note, and the tasks.
  *
  * With `--data <file>` every stored mutation is appended to that file (one JSON line each) before
  * the answer goes out, and read back on start, so a restart (a deploy) keeps them.
@@ -32,22 +39,39 @@ const TYPES = {
   '.json': 'application/json',
   '.svg': 'image/svg+xml',
 };
-const ENTITY = /^note-[1-9][0-9]{0,2}$/;
+const NOTE = /^note-[a-z0-9]{1,40}$/;
+const TASK = /^task-[a-z0-9]{1,40}$/;
 const MAX_BODY = 64 * 1024;
 
-/** Why a mutation is refused, or null if the server accepts it. */
-function invalid(m, maxLength) {
+/** Why a mutation is malformed (422), or null. */
+function malformed(m, maxLength) {
   if (typeof m !== 'object' || m === null || Array.isArray(m)) return 'the body must be a JSON object';
   if (typeof m.id !== 'string' || m.id.length === 0 || m.id.length > 100) return 'id must be a string of 1–100 characters';
-  if (typeof m.entity !== 'string' || !ENTITY.test(m.entity)) return 'entity must look like note-1';
+  if (m.op !== 'create' && m.op !== 'update') return "op must be 'create' or 'update'";
+  if (typeof m.entity !== 'string' || !(NOTE.test(m.entity) || (TASK.test(m.entity) && m.op === 'create'))) return 'entity must look like note-1 (or task-1, to create a task)';
+  if (TASK.test(m.entity) && (typeof m.note !== 'string' || !NOTE.test(m.note))) return 'a task must name its note';
   if (typeof m.text !== 'string') return 'text must be a string';
   if (m.text.length > maxLength) return `text is longer than ${maxLength} characters`;
   if (!Number.isFinite(m.at)) return 'at must be a time in milliseconds';
   return null;
 }
 
-function send(response, status, body) {
-  response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+/** Why the mutation does not fit what the server has (409), or null. */
+function conflict(m, notes, tasks) {
+  if (m.op === 'update' && !notes.has(m.entity)) return `there is no ${m.entity}: its create has not arrived`;
+  if (m.op === 'create' && (notes.has(m.entity) || tasks.has(m.entity))) return `${m.entity} exists already`;
+  if (m.op === 'create' && m.note !== undefined && !notes.has(m.note)) return `there is no ${m.note} to add ${m.entity} to: its create has not arrived`;
+  return null;
+}
+
+/** The `leasehold-attempt` header as a number, or null. */
+function attemptOf(request) {
+  const attempt = Number(request.headers['leasehold-attempt']);
+  return Number.isInteger(attempt) && attempt > 0 ? attempt : null;
+}
+
+function send(response, status, body, headers = {}) {
+  response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
   response.end(JSON.stringify(body));
 }
 
@@ -71,15 +95,22 @@ export async function startServer({ port = 8787, host = '127.0.0.1', dist = 'dis
   /** Stored mutations in arrival order, and their ids. */
   const mutations = [];
   const ids = new Set();
+  /** Each note's latest text; each task's note and text. */
+  const notes = new Map();
+  const tasks = new Map();
   let duplicates = 0;
   let rejected = 0;
+  let unavailable = 0;
+  /** The outage answers `POST /api/outage` asked for, first one next. */
+  const outage = [];
+  const apply = (m) => {
+    mutations.push(m);
+    ids.add(m.id);
+    if (m.note !== undefined) tasks.set(m.entity, { note: m.note, text: m.text });
+    else notes.set(m.entity, m.text);
+  };
   if (data && existsSync(data)) {
-    for (const line of readFileSync(data, 'utf8').split('\n')) {
-      if (!line.trim()) continue;
-      const m = JSON.parse(line);
-      mutations.push(m);
-      ids.add(m.id);
-    }
+    for (const line of readFileSync(data, 'utf8').split('\n')) if (line.trim()) apply(JSON.parse(line));
   }
 
   async function api(request, response, path) {
@@ -90,28 +121,43 @@ export async function startServer({ port = 8787, host = '127.0.0.1', dist = 'dis
       } catch (error) {
         return send(response, 400, { error: error instanceof RangeError ? error.message : 'the body is not JSON' });
       }
-      const reason = invalid(mutation, maxLength);
-      if (reason) {
-        rejected += 1;
-        return send(response, 422, { error: reason });
+      if (outage.length > 0) {
+        const { status, retryAfter } = outage.shift();
+        unavailable += 1;
+        const headers = retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) };
+        return send(response, status, { error: status === 429 ? 'too many requests' : 'down for maintenance' }, headers);
       }
-      if (ids.has(mutation.id)) {
+      if (ids.has(mutation?.id)) {
         duplicates += 1;
         return send(response, 200, { stored: false, duplicate: true });
       }
-      const stored = { id: mutation.id, entity: mutation.entity, text: mutation.text, at: mutation.at, receivedAt: Date.now() };
+      const bad = malformed(mutation, maxLength);
+      const clash = bad ? null : conflict(mutation, notes, tasks);
+      if (bad || clash) {
+        rejected += 1;
+        return send(response, bad ? 422 : 409, { error: bad ?? clash });
+      }
+      const { id, op, entity, note, text, at } = mutation;
+      const stored = { id, op, entity, ...(note === undefined ? {} : { note }), text, at, attempt: attemptOf(request), receivedAt: Date.now() };
       // On disk before the answer: a 201 the client acts on is never lost by a restart.
       if (data) appendFileSync(data, `${JSON.stringify(stored)}\n`);
-      mutations.push(stored);
-      ids.add(stored.id);
+      apply(stored);
       return send(response, 201, { stored: true });
     }
-    if (path === '/api/mutations' && request.method === 'GET') return send(response, 200, { mutations, duplicates, rejected, maxLength });
-    if (path === '/api/notes' && request.method === 'GET') {
-      const notes = {};
-      for (const m of mutations) notes[m.entity] = m.text;
-      return send(response, 200, notes);
+    if (path === '/api/outage' && request.method === 'POST') {
+      let asked;
+      try {
+        asked = JSON.parse(await readBody(request));
+      } catch {
+        return send(response, 400, { error: 'the body is not JSON' });
+      }
+      const { count = 1, status = 503, retryAfter } = asked ?? {};
+      if (!Number.isInteger(count) || count < 0 || (status !== 503 && status !== 429)) return send(response, 422, { error: 'want { count: an integer ≥ 0, status: 503 or 429, retryAfter? }' });
+      for (let i = 0; i < count; i++) outage.push({ status, retryAfter });
+      return send(response, 200, { answers: outage.length });
     }
+    if (path === '/api/mutations' && request.method === 'GET') return send(response, 200, { mutations, duplicates, rejected, unavailable, maxLength });
+    if (path === '/api/notes' && request.method === 'GET') return send(response, 200, { notes: Object.fromEntries(notes), tasks: Object.fromEntries(tasks) });
     return send(response, 404, { error: `no ${request.method} ${path}` });
   }
 
@@ -143,7 +189,7 @@ export async function startServer({ port = 8787, host = '127.0.0.1', dist = 'dis
   return {
     url,
     get state() {
-      return { mutations, duplicates, rejected, maxLength };
+      return { mutations, duplicates, rejected, unavailable, maxLength };
     },
     close: () =>
       new Promise((ok) => {

@@ -36,7 +36,7 @@ export class DeadLettersView {
     if (key === this.#key) return;
     this.#key = key;
     const { onRedrive, onDiscard, time = (ms: number) => new Date(ms).toLocaleTimeString() } = this.#options;
-    setText(this.#count, letters.length ? `${letters.length} message${letters.length === 1 ? '' : 's'} gave up after too many attempts.` : 'None: no message has failed too often.');
+    setText(this.#count, letters.length ? `${letters.length} message${letters.length === 1 ? '' : 's'} given up: too many attempts, or rejected.` : 'None: no message has failed too often or been rejected.');
     this.#list.replaceChildren(
       ...letters.map((letter) => {
         const name = `${letter.groupId}#${letter.seq}`;

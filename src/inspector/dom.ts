@@ -56,6 +56,10 @@ const SHAPES: Record<string, string> = {
   parked: 'M5.5 3.5v9 M10.5 3.5v9',
   delayed: 'M4 2.5h8 M4 13.5h8 M5 2.5c0 3 3 4 3 5.5S5 10.5 5 13.5 M11 2.5c0 3-3 4-3 5.5s3 2.5 3 5.5',
   dead: 'M4 4l8 8 M12 4l-8 8',
+  // A no-entry sign: the group is stopped at its dead letter.
+  held: 'M8 3a5 5 0 1 0 0.01 0Z M5.5 8h5',
+  // An arrow against a wall: it waits for the messages it names.
+  blocked: 'M3 8h6 M7 5.5 9.5 8 7 10.5 M12.5 3.5v9',
   idle: 'M3 8h10',
   working: 'M5 3.5l7 4.5-7 4.5Z',
   paused: 'M5.5 3.5v9 M10.5 3.5v9',

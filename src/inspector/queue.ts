@@ -70,7 +70,7 @@ export class QueueView {
       }
       // Move a row only when its place changed: the DOM keeps its nodes, focus and scroll.
       if (this.#list.children[index] !== row.el) this.#list.insertBefore(row.el, this.#list.children[index] ?? null);
-      const free = !group.inFlight && group.messages.length > 0;
+      const free = !group.inFlight && group.messages.length > 0 && stoppedBy(group) === null;
       this.#updateRow(row, group, index, free && next, snapshot.now);
       if (free) next = false;
       for (const chip of row.bySeq.values()) if (chip.message.expiresAt !== null) live.push(chip);
@@ -109,9 +109,23 @@ export class QueueView {
     setAttr(row.priority, 'title', `priority ${group.priority}: workers with a floor above ${group.priority} skip this group`);
     const head = group.messages[0];
     const waiting = head?.state === 'parked' || head?.state === 'delayed' ? head.state : null;
-    const status = waiting ? `blocked: ${waiting}` : group.inFlight ? 'blocked: in flight' : isNext ? 'next to claim' : 'waiting its turn';
+    const stopped = stoppedBy(group);
+    const status =
+      stopped === 'held'
+        ? `held at dead letter #${String(group.heldBy)}`
+        : stopped === 'paused'
+          ? 'paused'
+          : stopped === 'blocked'
+            ? 'blocked: waits for another message'
+            : waiting
+              ? `blocked: ${waiting}`
+              : group.inFlight
+                ? 'blocked: in flight'
+                : isNext
+                  ? 'next to claim'
+                  : 'waiting its turn';
     setText(row.status, status);
-    setAttr(row.el, 'data-status', waiting ?? (group.inFlight ? 'in-flight' : isNext ? 'next' : 'waiting'));
+    setAttr(row.el, 'data-status', stopped ?? waiting ?? (group.inFlight ? 'in-flight' : isNext ? 'next' : 'waiting'));
 
     const shown = group.messages.slice(0, CHIPS_PER_GROUP);
     const keep = new Set(shown.map((m) => m.seq));
@@ -145,6 +159,13 @@ export class QueueView {
     const el = h('li', { class: 'chip', attrs: { 'data-testid': 'message', 'data-seq': String(message.seq) } }, h('span', { class: 'chip-top' }, i, state, attempt), label, detailEl);
     return { el, icon: i, state, attempt, label, detail: detailEl, message };
   }
+}
+
+/** Why a group delivers nothing whatever the time: held at a dead letter, paused, or its head waits on `after`; else null. */
+function stoppedBy(group: GroupSnapshot): 'held' | 'paused' | 'blocked' | null {
+  if (group.heldBy !== null) return 'held';
+  const state = group.messages[0]?.state;
+  return state === 'paused' || state === 'blocked' ? state : null;
 }
 
 function updateChip(chip: Chip, m: MessageSnapshot, now: number): void {

@@ -5,11 +5,12 @@
  * survive reloads and crashes there). The network is cut with Playwright's `setOffline`.
  */
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { chromiumArgs, findChromium } from '../../scripts/chromium.mjs';
-import { edit, EXAMPLE, type ExampleServer, installExample, openTab, readText, startServer, waitForText, watch } from './outbox-support.ts';
+import { addTask, createNote, edit, EXAMPLE, type ExampleServer, installExample, openTab, readText, row, type StoredMutation, startServer, waitForText, watch } from './outbox-support.ts';
 import { node } from './scratch.ts';
 
 let app = '';
@@ -41,16 +42,24 @@ async function browser(url: string): Promise<BrowserContext> {
   return context;
 }
 
-/** Per note, the texts the server stored, in the order it stored them. */
-function byEntity(mutations: { entity: string; text: string }[]): Record<string, string[]> {
+/** Polls `read` until the assertion holds, for up to 30 s. */
+const poll = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeout: 30_000, interval: 50 });
+
+/** Per record, `op text` of each mutation the server stored, in the order it stored them. */
+function byEntity(mutations: StoredMutation[]): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  for (const m of mutations) (out[m.entity] ??= []).push(m.text);
+  for (const m of mutations) (out[m.entity] ??= []).push(`${m.op} ${m.text}`);
   return out;
+}
+
+/** Where in the server's arrival order the mutations of `entity` are. */
+function arrivals(mutations: StoredMutation[], entity: string): number[] {
+  return mutations.flatMap((m, i) => (m.entity === entity ? [i] : []));
 }
 
 describe('examples/offline-outbox', () => {
   it('builds from the package as published: no path into the repository, a service worker that precaches page, worker and wasm', () => {
-    const sources = ['src/main.js', 'src/outbox.js', 'vite.config.js', 'precache.js', 'index.html'].map((f) => readFileSync(join(EXAMPLE, f), 'utf8'));
+    const sources = ['src/main.js', 'src/outbox.js', 'src/records.js', 'src/retry-after.js', 'vite.config.js', 'precache.js', 'index.html'].map((f) => readFileSync(join(EXAMPLE, f), 'utf8'));
     for (const source of sources) expect(source).not.toMatch(/\.\.\/\.\.\/|\/src\/(index|browser)/);
     const assets = readdirSync(join(app, 'dist/assets'));
     const sw = readFileSync(join(app, 'dist/sw.js'), 'utf8');
@@ -60,51 +69,91 @@ describe('examples/offline-outbox', () => {
     expect(assets.some((f) => f.startsWith('host.worker'))).toBe(true);
   });
 
-  it('its server stores a mutation once by id, refuses invalid ones, and keeps what it stored across a restart', async () => {
+  it('its server applies a mutation once by id, refuses invalid ones and ones out of order, answers outages, and keeps what it stored across a restart', async () => {
     const data = join(app, 'mutations-server.jsonl');
     let api = await server(['--port', '0', '--data', data, '--max-length', '10']);
-    const post = (body: string) => fetch(`${api.url}/api/mutations`, { method: 'POST', body }).then(async (r) => [r.status, await r.json()] as const);
-    const m = { id: 'm-1', entity: 'note-1', text: 'hello', at: 1 };
-    expect(await post(JSON.stringify(m))).toEqual([201, { stored: true }]);
-    expect(await post(JSON.stringify({ ...m, text: 'changed' }))).toEqual([200, { stored: false, duplicate: true }]);
-    expect((await post(JSON.stringify({ ...m, id: 'm-2', text: 'far too long' })))[0]).toBe(422);
-    expect((await post(JSON.stringify({ ...m, id: 'm-3', entity: '../etc' })))[0]).toBe(422);
-    expect((await post(JSON.stringify({ ...m, id: '' })))[0]).toBe(422);
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(`${api.url}/api/mutations`, { method: 'POST', body, headers }).then(async (r) => [r.status, await r.json()] as const);
+    const create = { id: 'm-1', op: 'create', entity: 'note-a1', text: 'hello', at: 1 };
+    const update = { id: 'm-2', op: 'update', entity: 'note-b2', text: 'hi', at: 2 };
+    const task = { id: 'm-3', op: 'create', entity: 'task-c3', note: 'note-b2', text: 'do it', at: 3 };
+    // Out of order: an update of a note, or a task under a note, the server does not have.
+    expect(await post(JSON.stringify(update))).toEqual([409, { error: 'there is no note-b2: its create has not arrived' }]);
+    expect((await post(JSON.stringify(task)))[0]).toBe(409);
+    expect(await post(JSON.stringify(create), { 'leasehold-attempt': '2' })).toEqual([201, { stored: true }]);
+    expect(await post(JSON.stringify({ ...create, text: 'changed' }))).toEqual([200, { stored: false, duplicate: true }]);
+    expect((await post(JSON.stringify({ ...create, id: 'm-4' })))[0]).toBe(409); // a second create of note-a1
+    expect((await post(JSON.stringify({ ...create, id: 'm-5', text: 'far too long' })))[0]).toBe(422);
+    expect((await post(JSON.stringify({ ...create, id: 'm-6', entity: '../etc' })))[0]).toBe(422);
+    expect((await post(JSON.stringify({ ...create, id: '' })))[0]).toBe(422);
+    expect((await post(JSON.stringify({ ...create, id: 'm-7', op: 'delete' })))[0]).toBe(422);
     expect((await post('{not json'))[0]).toBe(400);
-    expect(await api.state()).toMatchObject({ mutations: [m], duplicates: 1, rejected: 3 });
+    // An outage: the next answers are a 503 and a 429, with the Retry-After asked for.
+    await api.outage({ count: 1, retryAfter: 7 });
+    await api.outage({ count: 1, status: 429 });
+    const busy = await fetch(`${api.url}/api/mutations`, { method: 'POST', body: JSON.stringify(update) });
+    expect([busy.status, busy.headers.get('retry-after')]).toEqual([503, '7']);
+    const limited = await fetch(`${api.url}/api/mutations`, { method: 'POST', body: JSON.stringify(update) });
+    expect([limited.status, limited.headers.get('retry-after')]).toEqual([429, null]);
+    expect(await post(JSON.stringify({ ...create, id: 'm-8', entity: 'note-b2' }))).toEqual([201, { stored: true }]);
+    expect(await post(JSON.stringify(update))).toEqual([201, { stored: true }]);
+    expect(await post(JSON.stringify(task))).toEqual([201, { stored: true }]);
+    expect(await api.state()).toMatchObject({ mutations: [{ ...create, attempt: 2 }, { id: 'm-8' }, { ...update, attempt: null }, task], duplicates: 1, rejected: 7, unavailable: 2 });
     await api.stop();
     api = await server(['--port', '0', '--data', data]);
-    expect((await api.state()).mutations).toMatchObject([m]);
-    expect(await post(JSON.stringify(m))).toEqual([200, { stored: false, duplicate: true }]);
+    expect((await api.state()).mutations.map((m) => m.id)).toEqual(['m-1', 'm-8', 'm-2', 'm-3']);
+    expect(await post(JSON.stringify(create))).toEqual([200, { stored: false, duplicate: true }]);
+    expect((await post(JSON.stringify({ ...update, id: 'm-9' })))[0]).toBe(201); // it still knows note-b2
   });
 
-  it('offline: 40 edits of 5 notes across a reload and a crash of the owner tab, two tabs open — back online, the server gets each once, in order per note', async () => {
+  it('reads Retry-After as seconds or as an HTTP date, within bounds', async () => {
+    const { retryAfterMs, MAX_RETRY_AFTER_MS } = (await import(pathToFileURL(join(app, 'src/retry-after.js')).href)) as {
+      retryAfterMs: (value: string | null, now?: number) => number | null;
+      MAX_RETRY_AFTER_MS: number;
+    };
+    const now = Date.parse('Wed, 21 Oct 2026 07:28:00 GMT');
+    expect(retryAfterMs('120', now)).toBe(120_000);
+    expect(retryAfterMs(' 0 ', now)).toBe(0);
+    expect(retryAfterMs('Wed, 21 Oct 2026 07:28:30 GMT', now)).toBe(30_000);
+    expect(retryAfterMs('Wed, 21 Oct 2026 07:27:00 GMT', now)).toBe(0); // in the past: now
+    expect(retryAfterMs('864000', now)).toBe(MAX_RETRY_AFTER_MS); // ten days: capped
+    for (const bad of [null, '', 'soon', '-5', '1.5']) expect(retryAfterMs(bad, now)).toBeNull();
+  });
+
+  it('offline: 5 notes created and edited 35 times across a reload and a crash of the owner tab, two tabs open — one pending edit per note; back online, the server gets each create and the last edit once, in order', async () => {
     const api = await server(['--port', '0', '--data', join(app, 'mutations-run.jsonl')]);
     const context = await browser(api.url);
     const errors: string[] = [];
     let a = await openTab(context, errors);
     let b = await openTab(context, errors);
-    const expected: Record<string, string[]> = {};
+    expect(await readText(a, 'opened')).toBe('new');
+    await poll(() => readText(b, 'opened')).toBe('existing');
+
+    await context.setOffline(true);
+    const notes: string[] = [];
+    for (let i = 1; i <= 5; i++) notes.push(await createNote(a, `note ${i}`));
+    const last: Record<string, string> = {};
     let n = 0;
     const editNote = async (page: Page) => {
       n += 1;
-      const entity = `note-${1 + ((n * 3 + (n >> 3)) % 5)}`;
-      const text = `edit ${n} of ${entity}`;
-      await edit(page, entity, text);
-      (expected[entity] ??= []).push(text);
+      const note = notes[(n * 3 + (n >> 3)) % 5]!;
+      const text = `edit ${n} of ${note}`;
+      await edit(page, note, text);
+      last[note] = text;
     };
-
-    await context.setOffline(true);
-    for (let i = 0; i < 30; i++) await editNote(a);
-    await waitForText(b, 'pending-total', '30');
+    for (let i = 0; i < 25; i++) await editNote(a);
+    // Typing offline leaves one pending edit per note: 5 creates and 5 edits, whatever the count.
+    await waitForText(b, 'pending-total', '10');
 
     // A reload while offline: the page comes from the service worker's cache, the edits from OPFS.
     const reloaded = await a.reload();
     expect(reloaded?.fromServiceWorker()).toBe(true);
     await a.waitForSelector('body[data-ready="true"]');
-    await waitForText(a, 'pending-total', '30');
+    await waitForText(a, 'pending-total', '10');
+    expect(await row(a, notes[0]!).getByTestId('text').inputValue()).toBe(last[notes[0]!]); // the local copy, from localStorage
     for (let i = 0; i < 10; i++) await editNote(i % 2 === 0 ? a : b);
-    await waitForText(a, 'pending-total', '40');
+    await waitForText(a, 'pending-total', '10');
+    for (const note of notes) await poll(() => row(a, note).getByTestId('pending').textContent()).toBe('2');
 
     // Crash the tab that owns the database file (its renderer, page and host worker die at once).
     const owners = await Promise.all([a, b].map((page) => page.evaluate(() => document.body.dataset.owner)));
@@ -120,54 +169,175 @@ describe('examples/offline-outbox', () => {
     expect((await reopened.goto('/'))?.fromServiceWorker()).toBe(true);
     await reopened.waitForSelector('body[data-ready="true"]');
     [a, b] = [survivor, reopened];
-    await waitForText(a, 'pending-total', '40');
-    await waitForText(b, 'pending-total', '40');
+    await waitForText(a, 'pending-total', '10');
+    await waitForText(b, 'pending-total', '10');
     // Nothing left the browser while it was offline.
     expect((await api.state()).mutations).toEqual([]);
 
     await context.setOffline(false);
-    await expect.poll(async () => (await api.state()).mutations.length, { timeout: 60_000, interval: 100 }).toBe(40);
+    await expect.poll(async () => (await api.state()).mutations.length, { timeout: 60_000, interval: 100 }).toBe(10);
     await waitForText(a, 'pending-total', '0');
     await waitForText(b, 'pending-total', '0');
 
     const state = await api.state();
-    expect(new Set(state.mutations.map((m) => m.id)).size).toBe(40);
-    expect(byEntity(state.mutations)).toEqual(expected);
-    expect(Object.keys(expected)).toHaveLength(5);
-    // No delivery was repeated (the server would have answered 200, not 201) and none refused.
+    expect(new Set(state.mutations.map((m) => m.id)).size).toBe(10);
+    // Per note, in order: its create, then one edit with the last text typed.
+    expect(byEntity(state.mutations)).toEqual(Object.fromEntries(notes.map((note, i) => [note, [`create note ${i + 1}`, `update ${last[note]}`]])));
+    // No delivery was repeated (the server would have answered 200, not 201), none refused, each on its first attempt.
     expect({ duplicates: state.duplicates, rejected: state.rejected }).toEqual({ duplicates: 0, rejected: 0 });
+    expect(state.mutations.map((m) => m.attempt)).toEqual(Array(10).fill(1));
     // Both open tabs sent; between them, each mutation exactly once.
     const sentBy = await Promise.all([a, b].map(async (page) => Number(await readText(page, 'sent-total'))));
-    expect(sentBy[0]! + sentBy[1]!).toBe(40);
+    expect(sentBy[0]! + sentBy[1]!).toBe(10);
     expect(await readText(a, 'dead-total')).toBe('0');
     expect(errors).toEqual([]);
   });
 
-  it('a mutation the server refuses becomes a dead letter, its note carries on, and after the server is fixed a redrive delivers it', async () => {
-    const data = join(app, 'mutations-refused.jsonl');
+  /**
+   * A note whose create the server refuses (its text is too long for today's server), two edits
+   * of it, a task under it, and after them a note that is fine. Returns once the fine note is at
+   * the server: by then the consumer had every chance to send what the hold keeps back.
+   */
+  async function refusedCreate(page: Page, api: ExampleServer) {
+    const long = 'a note too long for the server of today';
+    const note = await createNote(page, long);
+    await waitForText(page, 'held-total', '1');
+    await poll(() => row(page, note).getByTestId('held').textContent()).toContain('held: the server refused its create (422: text is longer than 20 characters)');
+    await edit(page, note, 'first edit');
+    await edit(page, note, 'second edit');
+    const task = await addTask(page, note, 'a task');
+    await poll(() => row(page, task, true).getByTestId('task-state').textContent()).toBe('waits for its note to reach the server');
+    const fine = await createNote(page, 'fine');
+    await expect.poll(async () => byEntity((await api.state()).mutations), { timeout: 30_000, interval: 100 }).toEqual({ [fine]: ['create fine'] });
+    // Held: the edits (merged into one) wait behind the dead letter; nothing of the note went out.
+    await poll(() => row(page, note).getByTestId('pending').textContent()).toBe('1');
+    expect(await readText(page, 'dead-total')).toBe('1');
+    expect(await page.getByTestId('dead-letter').textContent()).toContain(`${note}: create “${long.slice(0, 40)}”: 422: text is longer than 20 characters`);
+    expect((await api.state()).rejected).toBe(1); // refused once, at once: no retries, no 409 for the edits or the task
+    return { note, task, long };
+  }
+
+  it('a create the server refuses holds its note: its edits and a task under it wait; after the server is fixed, Retry sends the create, then the edit and the task', async () => {
+    const data = join(app, 'mutations-retry.jsonl');
     let api = await server(['--port', '0', '--data', data, '--max-length', '20']);
     const context = await browser(api.url);
     const errors: string[] = [];
     const page = await openTab(context, errors);
-    const long = 'a note too long for the server of today';
-    await edit(page, 'note-2', 'before');
-    await edit(page, 'note-2', long);
-    await edit(page, 'note-2', 'after');
-
-    // 5 refusals (back-off 0.25 s, 0.5 s, 1 s, 2 s, 2 s), then a dead letter; 'after' goes next.
-    await waitForText(page, 'dead-total', '1', 60_000);
-    await waitForText(page, 'pending-total', '0');
-    expect(byEntity((await api.state()).mutations)).toEqual({ 'note-2': ['before', 'after'] });
-    expect((await api.state()).rejected).toBe(5);
-    expect(await page.getByTestId('dead-letter').textContent()).toContain(`note-2: “${long}”, refused 5 times`);
+    const { note, task, long } = await refusedCreate(page, api);
 
     // The fix: the server is deployed again with a larger limit (same port, same data file).
     await api.stop();
     api = await server(['--port', String(api.port), '--data', data, '--max-length', '140']);
-    await page.getByTestId('redrive').click();
-    await waitForText(page, 'dead-total', '0');
-    await expect.poll(async () => byEntity((await api.state()).mutations), { timeout: 30_000, interval: 100 }).toEqual({ 'note-2': ['before', 'after', long] });
+    await row(page, note).getByTestId('retry').click();
+    await expect.poll(async () => (await api.state()).mutations.length, { timeout: 30_000, interval: 100 }).toBe(4);
+    const { mutations, rejected } = await api.state();
+    expect(byEntity(mutations)).toMatchObject({ [note]: [`create ${long}`, 'update second edit'], [task]: ['create a task'] });
+    // The task went after its note's create (its own record, but `after` the create).
+    expect(arrivals(mutations, task)[0]).toBeGreaterThan(arrivals(mutations, note)[0]!);
+    expect(rejected).toBe(0);
     await waitForText(page, 'pending-total', '0');
+    await waitForText(page, 'dead-total', '0');
+    await waitForText(page, 'held-total', '0');
+    await poll(() => row(page, note).getByTestId('head').textContent()).toBe('in sync');
+    expect(errors).toEqual([]);
+  });
+
+  it('a create the server refuses holds its note; Discard drops the note, its edits and its task, and nothing of it reaches the server', async () => {
+    const api = await server(['--port', '0', '--data', join(app, 'mutations-discard.jsonl'), '--max-length', '20']);
+    const context = await browser(api.url);
+    const errors: string[] = [];
+    const page = await openTab(context, errors);
+    const { note } = await refusedCreate(page, api);
+
+    await row(page, note).getByTestId('discard').click();
+    await poll(() => row(page, note).count()).toBe(0);
+    await waitForText(page, 'pending-total', '0');
+    await waitForText(page, 'dead-total', '0');
+    await waitForText(page, 'held-total', '0');
+    // A fence: a note made now reaches the server; by then the dropped ones would have too.
+    const after = await createNote(page, 'after');
+    await expect.poll(async () => (await api.state()).mutations.map((m) => m.entity), { timeout: 30_000, interval: 100 }).toContain(after);
+    const state = await api.state();
+    expect(state.mutations.map((m) => `${m.op} ${m.text}`)).toEqual(['create fine', 'create after']);
+    expect(state.rejected).toBe(1);
+    expect(errors).toEqual([]);
+  });
+
+  it('an outage spends no attempt: 503s and a 429 with Retry-After are waited out as asked, the server down for many more waits than maxAttempts — each edit arrives on attempt 1, no dead letter', async () => {
+    const data = join(app, 'mutations-outage.jsonl');
+    let api = await server(['--port', '0', '--data', data]);
+    const context = await browser(api.url);
+    const errors: string[] = [];
+    // A short fixed wait after each failed send (100 ms), where the page would wait 1 s and more.
+    const page = await openTab(context, errors, '/?outage-ms=100');
+    const note = await createNote(page, 'before the outage');
+    await poll(async () => (await api.state()).mutations.length).toBe(1);
+
+    // Busy: two 503s asking for 1 s each, then a 429 asking for a time 3 s ahead (an HTTP date, whole seconds).
+    await api.outage({ count: 2, retryAfter: 1 });
+    await api.outage({ count: 1, status: 429, retryAfter: new Date(Date.now() + 3_000).toUTCString() });
+    const editedAt = Date.now();
+    await edit(page, note, 'while it is busy');
+    await poll(async () => (await api.state()).mutations.length).toBe(2);
+    const busy = (await api.state()).mutations[1]!;
+    expect(busy).toMatchObject({ op: 'update', entity: note, text: 'while it is busy', attempt: 1 });
+    // Retry-After was honoured: the page's own wait (100 ms) would have sent it far sooner.
+    expect(busy.receivedAt - editedAt).toBeGreaterThanOrEqual(2_000);
+    expect((await api.state()).unavailable).toBe(3);
+
+    // The server goes away (a deploy): fetch fails, the page stays "online", the outbox waits.
+    await api.stop();
+    const before = Number(await readText(page, 'retried'));
+    await edit(page, note, 'during the outage');
+    // The database's maxAttempts is 5: three times as many waits, and still no dead letter.
+    await page.waitForFunction((n) => Number(document.querySelector('[data-testid="retried"]')?.textContent) >= n, before + 15, { timeout: 30_000, polling: 50 });
+    expect(await readText(page, 'dead-total')).toBe('0');
+    await poll(() => row(page, note).getByTestId('pending').textContent()).toBe('1');
+
+    api = await server(['--port', String(api.port), '--data', data]);
+    await poll(async () => (await api.state()).mutations.length).toBe(3);
+    expect((await api.state()).mutations[2]).toMatchObject({ op: 'update', text: 'during the outage', attempt: 1 });
+    await waitForText(page, 'pending-total', '0');
+    expect(await readText(page, 'dead-total')).toBe('0');
+    expect(errors).toEqual([]);
+  });
+
+  it('a database that vanished (OPFS cleared) is reported as lost on the page, not shown as an empty outbox', async () => {
+    const api = await server(['--port', '0']);
+    const context = await browser(api.url);
+    const errors: string[] = [];
+    let page = await openTab(context, errors);
+    expect(await readText(page, 'opened')).toBe('new');
+    expect(await page.getByTestId('lost').isHidden()).toBe(true);
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    expect(await readText(page, 'opened')).toBe('existing');
+    await page.close();
+
+    // With no tab of the app open, clear the origin private file system from a page of the origin that is not the app.
+    const cleaner = await context.newPage();
+    await cleaner.goto('/api/notes');
+    const removed = await cleaner.evaluate(async () => {
+      const root = await navigator.storage.getDirectory();
+      const names: string[] = [];
+      for await (const name of (root as unknown as { keys(): AsyncIterable<string> }).keys()) names.push(name);
+      // The closed tab's database worker may take a moment to let go of its files.
+      for (let tries = 0; ; tries++) {
+        try {
+          for (const name of names) await root.removeEntry(name, { recursive: true }).catch((error: unknown) => (error as DOMException).name === 'NotFoundError' || Promise.reject(error));
+          return names;
+        } catch (error) {
+          if (tries === 50) throw error;
+          await new Promise((wake) => setTimeout(wake, 100));
+        }
+      }
+    });
+    expect(removed.length).toBeGreaterThan(0);
+    await cleaner.close();
+
+    page = await openTab(context, errors);
+    expect(await readText(page, 'opened')).toBe('lost');
+    expect(await page.getByTestId('lost').isVisible()).toBe(true);
     expect(errors).toEqual([]);
   });
 });

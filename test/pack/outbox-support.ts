@@ -5,7 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright';
+import type { BrowserContext, Locator, Page } from 'playwright';
 import { repoRoot } from '../../scripts/pack.mjs';
 import { childEnv, npm } from './scratch.ts';
 
@@ -34,13 +34,30 @@ export interface ExampleServer {
   port: number;
   /** What the server stored, as `GET /api/mutations` reports it. */
   state(): Promise<ServerState>;
+  /** Answers `count` more mutations (after the outage answers asked for before) with `status` (and `Retry-After: retryAfter`, if given). */
+  outage(outage: { count: number; status?: 503 | 429; retryAfter?: number | string }): Promise<void>;
   stop(): Promise<void>;
 }
 
+export interface StoredMutation {
+  id: string;
+  op: 'create' | 'update';
+  entity: string;
+  /** A task's note. */
+  note?: string;
+  text: string;
+  at: number;
+  /** The delivery's attempt, as the page sent it (the `leasehold-attempt` header). */
+  attempt: number | null;
+  receivedAt: number;
+}
+
 export interface ServerState {
-  mutations: { id: string; entity: string; text: string; at: number }[];
+  mutations: StoredMutation[];
   duplicates: number;
   rejected: number;
+  /** Mutations answered 503 or 429 by an outage `POST /api/outage` asked for. */
+  unavailable: number;
 }
 
 /** Starts `node server.mjs <args>` in `dir` and resolves once it prints its address. */
@@ -62,6 +79,10 @@ export async function startServer(dir: string, args: string[]): Promise<ExampleS
     url,
     port: Number(new URL(url).port),
     state: async () => (await (await fetch(`${url}/api/mutations`)).json()) as ServerState,
+    outage: async (outage) => {
+      const response = await fetch(`${url}/api/outage`, { method: 'POST', body: JSON.stringify(outage) });
+      if (!response.ok) throw new Error(`POST /api/outage: ${response.status} ${await response.text()}`);
+    },
     stop: async () => {
       child.kill('SIGTERM');
       await exited;
@@ -70,12 +91,12 @@ export async function startServer(dir: string, args: string[]): Promise<ExampleS
 }
 
 /** Opens the page in a new tab and waits until the outbox is open and the app shell is cached. */
-export async function openTab(context: BrowserContext, errors: string[]): Promise<Page> {
+export async function openTab(context: BrowserContext, errors: string[], path = '/'): Promise<Page> {
   const page = await context.newPage();
   watch(page, errors);
   const log: string[] = [];
   page.on('console', (m) => log.push(m.text()));
-  await page.goto('/');
+  await page.goto(path);
   try {
     await page.waitForSelector('body[data-ready="true"][data-offline-ready="true"]', { timeout: 30_000 });
   } catch (error) {
@@ -98,13 +119,44 @@ export async function readText(page: Page, id: string): Promise<string> {
   return (await page.getByTestId(id).first().textContent()) ?? '';
 }
 
+/** Waits until this tab counts one more saved action than `before`. */
+async function savedOneMore(page: Page, before: number): Promise<void> {
+  await waitForText(page, 'saved-here', String(before + 1));
+}
+
+/** One user action: a new note with `text`; resolves with its id once its create is in the database. */
+export async function createNote(page: Page, text: string): Promise<string> {
+  await page.bringToFront();
+  const saved = Number(await readText(page, 'saved-here'));
+  await page.getByTestId('new-note-text').fill(text);
+  await page.getByTestId('new-note').click();
+  await savedOneMore(page, saved);
+  return (await page.evaluate(() => document.body.dataset.lastCreated))!;
+}
+
 /** One user action: types `text` into the note and saves it, then waits until it is in the database. */
 export async function edit(page: Page, entity: string, text: string): Promise<void> {
   // The tab a user types in is the one in front (a background tab's clicks wait for frames it does not draw).
   await page.bringToFront();
   const saved = Number(await readText(page, 'saved-here'));
-  const row = page.locator(`[data-entity="${entity}"]`);
+  const row = page.locator(`[data-testid="note"][data-entity="${entity}"]`);
   await row.getByTestId('text').fill(text);
   await row.getByTestId('save').click();
-  await waitForText(page, 'saved-here', String(saved + 1));
+  await savedOneMore(page, saved);
+}
+
+/** One user action: a task under `note`; resolves with the task's id once it is in the database. */
+export async function addTask(page: Page, note: string, text: string): Promise<string> {
+  await page.bringToFront();
+  const saved = Number(await readText(page, 'saved-here'));
+  const row = page.locator(`[data-testid="note"][data-entity="${note}"]`);
+  await row.getByTestId('task-text').fill(text);
+  await row.getByTestId('add-task').click();
+  await savedOneMore(page, saved);
+  return (await row.getByTestId('task').last().getAttribute('data-entity'))!;
+}
+
+/** The row of a note (or of a task: `task` true). */
+export function row(page: Page, entity: string, task = false): Locator {
+  return page.locator(`[data-testid="${task ? 'task' : 'note'}"][data-entity="${entity}"]`);
 }

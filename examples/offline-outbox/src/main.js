@@ -1,10 +1,16 @@
-// The page: five notes to edit, what is pending per note, what this tab sent, and the dead letters.
+// The page: notes and their tasks, what is pending for each (from watchQueue), the held ones with
+// Retry and Discard, what this tab sent, and whether the browser kept the outbox's database.
+import { watchQueue } from 'leasehold/watch';
 import { openOutbox } from './outbox.js';
+import { loadRecords, onRecordsChange, updateRecords } from './records.js';
 
-const NOTES = ['note-1', 'note-2', 'note-3', 'note-4', 'note-5'];
 const $ = (selector, root = document) => root.querySelector(selector);
 const sent = [];
 let savedHere = 0;
+let outbox;
+let watch;
+/** The note rows drawn, by note id: built once, so typing is never interrupted by a redraw. */
+const rows = new Map();
 
 /** Creates an element with attributes and children; text is always set as text, never as HTML. */
 function el(tag, attrs = {}, ...children) {
@@ -17,104 +23,202 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+const clip = (text) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
+
+/** What a record's first pending message is doing, in words. */
 function describeHead(head, now) {
   if (!head) return 'in sync';
-  const attempt = head.attempt > 0 ? `, attempt ${head.attempt}` : '';
-  if (head.state === 'leased') return `sending${attempt}`;
-  if (head.state === 'parked') return `retry in ${Math.max(0, Math.ceil((head.expiresAt - now) / 1000))} s${attempt}`;
-  if (head.state === 'expired') return `a closed tab was sending it; retrying${attempt}`;
-  return navigator.onLine ? `waiting to send${attempt}` : `offline: kept until the network returns${attempt}`;
-}
-
-let outbox;
-let rendering = null;
-let again = false;
-
-/** Redraws from the queue. Calls that arrive during a redraw are folded into one more. */
-async function render() {
-  if (rendering) {
-    again = true;
-    return rendering;
+  const attempt = head.attempt > 1 ? `, attempt ${head.attempt}` : '';
+  switch (head.state) {
+    case 'leased':
+      return `sending${attempt}`;
+    case 'parked':
+    case 'delayed':
+      return `the server is busy: retry in ${Math.max(0, Math.ceil((head.expiresAt - now) / 1000))} s`;
+    case 'expired':
+      return `a closed tab was sending it; retrying${attempt}`;
+    case 'blocked':
+      return 'waits for its note to reach the server';
+    default:
+      return navigator.onLine ? `waiting to send${attempt}` : 'offline: kept until the network returns';
   }
-  rendering = (async () => {
-    do {
-      again = false;
-      // stats() reads no event: cheap enough to poll. inspect() reads them all, so only when needed.
-      const [stats, owner] = await Promise.all([outbox.queue.stats(), outbox.db.owner()]);
-      const snapshot = stats.queued + stats.dead > 0 ? await outbox.queue.inspect() : { now: Date.now(), groups: [], deadLetters: [] };
-      draw(stats, snapshot, owner);
-    } while (again);
-  })().finally(() => (rendering = null));
-  return rendering;
 }
 
-function draw(stats, snapshot, owner) {
+/** Marks one user action done: counted, drawn, and (the first time) the browser asked to keep our storage. */
+function acted() {
+  savedHere += 1;
+  $('[data-testid=saved-here]').textContent = String(savedHere);
+  if (savedHere === 1) void outbox.db.persist().then(showPersisted);
+}
+
+function showPersisted(persisted) {
+  $('[data-testid=persisted]').textContent = persisted === null ? 'unknown' : persisted ? 'yes' : 'not yet';
+}
+
+/** The Retry and Discard buttons of a dead letter that holds a record. */
+function heldControls(letter) {
+  const what = letter.event.op === 'create' ? 'create' : 'edit';
+  return el(
+    'span',
+    { 'data-testid': 'held', 'data-seq': letter.seq },
+    `held: the server refused its ${what} (${letter.reason ?? `failed ${letter.attempt} times`}) `,
+    el('button', { 'data-testid': 'retry', onclick: () => void outbox.retry(letter.seq).then(watch.refresh) }, 'Retry'),
+    ' ',
+    el('button', { 'data-testid': 'discard', onclick: () => void discard(letter) }, 'Discard'),
+  );
+}
+
+async function discard(letter) {
+  const dropped = await outbox.discard(letter);
+  updateRecords((records) => {
+    records.notes = records.notes.filter((note) => !dropped.includes(note.id));
+    for (const note of records.notes) note.tasks = note.tasks.filter((task) => !dropped.includes(task.id));
+  });
+  drawRows();
+  watch.refresh();
+}
+
+/** One note's row: its text, Save, its pending state, its tasks and Add task. */
+function buildRow(note) {
+  const input = el('input', { 'aria-label': `${note.id} text`, 'data-testid': 'text' });
+  input.value = note.text;
+  const save = async () => {
+    await outbox.editNote(note.id, input.value);
+    updateRecords((records) => {
+      const stored = records.notes.find((n) => n.id === note.id);
+      if (stored) stored.text = input.value;
+    });
+    acted();
+  };
+  input.addEventListener('keydown', (event) => event.key === 'Enter' && void save());
+  const taskText = el('input', { 'aria-label': `a task for ${note.id}`, 'data-testid': 'task-text', placeholder: 'a task' });
+  const addTask = async () => {
+    const mutation = await outbox.addTask(note.id, taskText.value);
+    updateRecords((records) => records.notes.find((n) => n.id === note.id)?.tasks.push({ id: mutation.entity, text: mutation.text }));
+    taskText.value = '';
+    drawRows();
+    acted();
+  };
+  return el(
+    'li',
+    { 'data-testid': 'note', 'data-entity': note.id },
+    el('label', {}, note.id, ' ', input),
+    ' ',
+    el('button', { 'data-testid': 'save', onclick: () => void save() }, 'Save'),
+    ' pending ',
+    el('span', { 'data-testid': 'pending' }, '0'),
+    ' · ',
+    el('span', { 'data-testid': 'head' }, ''),
+    el('ul', { class: 'tasks' }),
+    el('span', {}, taskText, ' ', el('button', { 'data-testid': 'add-task', onclick: () => void addTask() }, 'Add task')),
+  );
+}
+
+/** Adds rows for new notes and tasks, removes dropped ones (other tabs' changes included). */
+function drawRows() {
+  const { notes } = loadRecords();
+  for (const [id, row] of rows) {
+    if (notes.some((n) => n.id === id)) continue;
+    row.remove();
+    rows.delete(id);
+  }
+  for (const note of notes) {
+    if (!rows.has(note.id)) {
+      rows.set(note.id, buildRow(note));
+      $('#notes').append(rows.get(note.id));
+    }
+    const list = $('.tasks', rows.get(note.id));
+    const ids = note.tasks.map((task) => task.id).join(' ');
+    if (list.dataset.ids !== ids) {
+      list.dataset.ids = ids;
+      list.replaceChildren(...note.tasks.map((task) => el('li', { 'data-testid': 'task', 'data-entity': task.id }, `${task.text} · `, el('span', { 'data-testid': 'task-state' }, ''))));
+    }
+  }
+  draw();
+}
+
+/** Draws the queue's state (the watch's latest read) into the rows and the totals. */
+function draw() {
+  const state = watch.getSnapshot();
+  if (!state?.stats || !state.snapshot) return;
+  const { stats, snapshot } = state;
   const groups = new Map(snapshot.groups.map((g) => [g.groupId, g]));
-  for (const entity of NOTES) {
-    const row = $(`[data-entity="${entity}"]`);
-    const messages = groups.get(entity)?.messages ?? [];
-    $('[data-testid=pending]', row).textContent = String(messages.length);
-    $('[data-testid=head]', row).textContent = describeHead(messages[0], snapshot.now);
+  const dead = new Map(snapshot.deadLetters.map((d) => [d.seq, d]));
+  /** A record's state: held (with its buttons), or its head in words. */
+  const describe = (id, into) => {
+    const group = groups.get(id);
+    const letter = group?.heldBy != null ? dead.get(group.heldBy) : undefined;
+    if (into.dataset.held !== String(letter?.seq ?? '')) {
+      into.dataset.held = String(letter?.seq ?? '');
+      into.replaceChildren(letter ? heldControls(letter) : '');
+    }
+    if (!letter) into.textContent = describeHead(group?.messages[0], snapshot.now);
+    return group?.messages.length ?? 0;
+  };
+  for (const [id, row] of rows) {
+    $('[data-testid=pending]', row).textContent = String(describe(id, $('[data-testid=head]', row)));
+    for (const task of row.querySelectorAll('[data-testid=task]')) describe(task.dataset.entity, $('[data-testid=task-state]', task));
   }
   $('[data-testid=pending-total]').textContent = String(stats.queued);
+  $('[data-testid=held-total]').textContent = String(stats.held);
   $('[data-testid=dead-total]').textContent = String(stats.dead);
+  $('[data-testid=retried]').textContent = String(outbox.retried);
   $('#network').textContent = navigator.onLine ? (outbox.sending ? 'online: sending' : 'online') : 'offline: edits are kept in this browser';
-  $('#owner').textContent = owner.isThisTab ? 'this tab owns the database file' : 'another tab owns the database file';
-  document.body.dataset.owner = owner.isThisTab ? 'this-tab' : 'other-tab';
-  $('#sent').replaceChildren(...sent.slice(-12).reverse().map((s) => el('li', {}, `${s.entity}: “${s.text}”`, s.status === 200 ? ' (the server had it already)' : '')));
+  $('#sent').replaceChildren(...sent.slice(-12).reverse().map((s) => el('li', {}, `${s.entity}: ${s.op} “${clip(s.text)}”`, s.status === 200 ? ' (the server had it already)' : '')));
   $('[data-testid=sent-total]').textContent = String(sent.length);
   $('#dead').replaceChildren(
     ...snapshot.deadLetters.map((d) =>
-      el(
-        'li',
-        { 'data-testid': 'dead-letter', 'data-seq': d.seq },
-        `${d.groupId}: “${d.event.text.length > 40 ? `${d.event.text.slice(0, 40)}…` : d.event.text}”, refused ${d.attempt} times `,
-        el('button', { 'data-testid': 'redrive', onclick: () => void outbox.redrive(d.seq).then(render) }, 'Redrive'),
-      ),
+      el('li', { 'data-testid': 'dead-letter', 'data-seq': d.seq }, `${d.groupId}: ${d.event.op} “${clip(d.event.text)}”: ${d.reason ?? `failed ${d.attempt} times`}`),
     ),
   );
 }
 
-function buildNotes() {
-  $('#notes').replaceChildren(
-    ...NOTES.map((entity) => {
-      const input = el('input', { 'aria-label': `${entity} text`, 'data-testid': 'text' });
-      const save = async () => {
-        await outbox.save(entity, input.value);
-        savedHere += 1;
-        $('[data-testid=saved-here]').textContent = String(savedHere);
-        await render();
-      };
-      input.addEventListener('keydown', (event) => event.key === 'Enter' && void save());
-      return el(
-        'li',
-        { 'data-testid': 'note', 'data-entity': entity },
-        el('label', {}, entity, ' ', input),
-        el('button', { 'data-testid': 'save', onclick: () => void save() }, 'Save'),
-        ' pending ',
-        el('span', { 'data-testid': 'pending' }, '0'),
-        ' · ',
-        el('span', { 'data-testid': 'head' }, ''),
-      );
-    }),
-  );
+async function showOwner() {
+  const owner = await outbox.db.owner();
+  $('#owner').textContent = owner.isThisTab ? 'this tab owns the database file' : 'another tab owns the database file';
+  document.body.dataset.owner = owner.isThisTab ? 'this-tab' : 'other-tab';
 }
 
 async function main() {
+  // ?outage-ms=200: a short, fixed wait after an outage (for trying it out, and for the tests).
+  const outageMs = Number(new URLSearchParams(location.search).get('outage-ms'));
   outbox = await openOutbox({
     onSent: (mutation, status) => {
       sent.push({ ...mutation, status });
-      void render();
+      draw();
     },
-    onChange: () => void render(),
+    ...(outageMs > 0 ? { outage: { baseMs: outageMs, maxMs: outageMs } } : {}),
   });
-  buildNotes();
-  outbox.db.onOwnerChange(() => void render());
-  addEventListener('online', () => void render());
-  addEventListener('offline', () => void render());
-  // Leases and retries run out without a change notice: redraw now and then.
-  setInterval(() => void render(), 1000);
-  await render();
+  // 'lost': this browser had the database and it is gone (cleared, or evicted for space):
+  // whatever it held and had not sent is gone too. Say so; an empty outbox is not "all sent".
+  const { opened } = outbox.db;
+  $('[data-testid=opened]').textContent = opened;
+  $('#lost').hidden = opened !== 'lost';
+  void outbox.db.storage().then((facts) => showPersisted(facts.persisted));
+
+  // Reads stats() and inspect() after every change notice (from any tab), when a retry's wait
+  // ends, and each second (a claim raises no notice): at most one read at a time.
+  watch = watchQueue(outbox.queue, { inspect: true, pollMs: 1_000 });
+  const first = new Promise((resolve) => watch.subscribe(() => (draw(), resolve())));
+  $('#new-note').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const input = $('[data-testid=new-note-text]');
+    void outbox.createNote(input.value).then((mutation) => {
+      updateRecords((records) => records.notes.push({ id: mutation.entity, text: mutation.text, tasks: [] }));
+      document.body.dataset.lastCreated = mutation.entity;
+      input.value = '';
+      drawRows();
+      acted();
+    });
+  });
+  onRecordsChange(drawRows);
+  drawRows();
+  outbox.db.onOwnerChange(() => void showOwner());
+  addEventListener('online', draw);
+  addEventListener('offline', draw);
+  // Countdowns and the network line move with time, not with the queue.
+  setInterval(draw, 1000);
+  await Promise.all([first, showOwner()]);
   document.body.dataset.ready = 'true';
   $('#status').textContent = 'ready';
 }

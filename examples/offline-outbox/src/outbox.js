@@ -1,75 +1,71 @@
-// The outbox: every user action becomes a mutation in a durable queue in this tab's OPFS database,
-// and a consumer sends the mutations to the server, one entity at a time and in order.
-import { consume } from 'leasehold';
+// The outbox: every user action becomes a mutation in a durable queue in this browser's OPFS
+// database, and a consumer sends the mutations to the server, one record at a time and in order.
+import { consume, RejectError, RetryLaterError } from 'leasehold';
 import { openBrowserDatabase } from 'leasehold/browser';
+import { retryAfterMs } from './retry-after.js';
 
-/** A refusal by the server: retrying cannot help, so it counts towards the dead letters. */
-export class Refused extends Error {
-  name = 'Refused';
-}
-
-/** Resolves after `ms`, or early when the browser comes back online; rejects when `signal` aborts. */
-function pause(ms, signal) {
-  return new Promise((resolve, reject) => {
-    const done = () => {
-      clearTimeout(timer);
-      removeEventListener('online', done);
-      signal.removeEventListener('abort', abort);
-      resolve();
-    };
-    const abort = () => {
-      done();
-      reject(signal.reason);
-    };
-    const timer = setTimeout(done, ms);
-    addEventListener('online', done);
-    signal.addEventListener('abort', abort);
-  });
-}
+/** A short random id for a new record (`note-1a2b3c4d`): records are made offline, on any device. */
+const newId = (kind) => `${kind}-${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
 
 /**
- * Sends one mutation. The server stores it once by id, so a repeat (after a crash, or an answer
- * lost on the way back) is harmless. A network failure or a 5xx is an outage, not a fault of the
- * mutation: it is retried here, with back-off, under the same lease (consume() renews it), so an
- * outage of any length uses no delivery attempts. A 4xx throws: consume() retries it with its own
- * back-off and the database's maxAttempts moves it to the dead letters in the end.
+ * Opens the outbox in this tab. Every tab of the origin shares one queue (one tab owns the file,
+ * the others forward to it), and each tab runs its own consumer while the browser is online.
+ *
+ * - `onSent(mutation, status)` hears of each mutation this tab delivered.
+ * - `outage`: the wait after a network failure or a 5xx/429 that gave no `Retry-After`, doubling
+ *   from `baseMs` up to `maxMs` while the outage lasts (default 1 s to 30 s).
  */
-async function push(mutation, lease, { signal }) {
-  for (let retry = 0; ; retry++) {
+export async function openOutbox({ onSent = () => {}, outage = { baseMs: 1_000, maxMs: 30_000 } } = {}) {
+  // onDeadLetter 'hold': a mutation the server refuses holds its record's later mutations (an
+  // update must not reach a server that never got the create) until it is redriven or discarded.
+  // maxAttempts counts failures only (a bug in the handler, say): outages and refusals spend none.
+  const db = await openBrowserDatabase({ name: 'offline-outbox', maxAttempts: 5, onDeadLetter: 'hold' });
+  const queue = db.queue('mutations');
+  let consumer = null;
+  /** Releases by earlier consumers of this tab (each `offline` ends one). */
+  let retriedBefore = 0;
+  /** Outage answers in a row: the back-off grows with them, and the next success resets it. */
+  let outages = 0;
+
+  const outageDelay = () => Math.min(outage.maxMs, outage.baseMs * 2 ** outages++);
+
+  /**
+   * Sends one mutation. The server applies it once by id, so a repeat (after a crash, or an answer
+   * lost on the way back) is harmless. What the answer means for the message:
+   * - 2xx: sent; the consumer acks it.
+   * - no answer, 5xx, 408, 429: an outage, nothing wrong with the mutation. RetryLaterError gives
+   *   it back without spending an attempt and the consumer claims nothing meanwhile, for
+   *   `Retry-After` if the server said, else a growing back-off.
+   * - any other 4xx: refused for good. RejectError makes it a dead letter at once, with the
+   *   server's reason, and holds its record.
+   */
+  async function push(mutation, lease, { signal }) {
     let response;
     try {
       response = await fetch('/api/mutations', {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        // The attempt travels along so the server can show that outages spent none.
+        headers: { 'content-type': 'application/json', 'leasehold-attempt': String(lease.attempt) },
         body: JSON.stringify(mutation),
         signal,
       });
     } catch (error) {
       if (signal.aborted) throw error;
-      await pause(Math.min(30_000, 250 * 2 ** retry), signal);
-      continue;
+      throw new RetryLaterError({ afterMs: outageDelay() }, `the server cannot be reached (${error.message})`);
     }
-    if (response.ok) return response.status;
+    if (response.ok) {
+      outages = 0;
+      return response.status;
+    }
     if (response.status >= 500 || response.status === 408 || response.status === 429) {
-      await pause(Math.min(30_000, 250 * 2 ** retry), signal);
-      continue;
+      const asked = retryAfterMs(response.headers.get('retry-after'));
+      const afterMs = asked ?? outageDelay();
+      if (asked !== null) outages = 0;
+      throw new RetryLaterError({ afterMs }, `the server answered ${response.status}`);
     }
     const { error } = await response.json().catch(() => ({ error: response.statusText }));
-    throw new Refused(`${response.status}: ${error}`);
+    throw new RejectError(`${response.status}: ${error}`);
   }
-}
-
-/**
- * Opens the outbox in this tab. Every tab of the origin shares one queue (one tab owns the file,
- * the others forward to it), and each tab runs its own consumer while the browser is online.
- * `onSent(mutation, status)` hears of each mutation this tab delivered; `onChange()` of anything
- * that may change what the page shows.
- */
-export async function openOutbox({ onSent = () => {}, onChange = () => {} } = {}) {
-  // maxAttempts: a mutation the server refuses 5 times is a dead letter (outages do not count).
-  const db = await openBrowserDatabase({ name: 'offline-outbox', maxAttempts: 5 });
-  const queue = db.queue('mutations');
-  let consumer = null;
 
   function start() {
     if (consumer || !navigator.onLine) return;
@@ -80,30 +76,41 @@ export async function openOutbox({ onSent = () => {}, onChange = () => {} } = {}
         onSent(mutation, status);
       },
       {
-        concurrency: 5, // five entities at once; each entity's mutations still go one at a time
+        concurrency: 5, // five records at once; each record's mutations still go one at a time
         visibilityMs: 10_000, // a crashed tab's deliveries go to another tab 10 s later
-        backoff: { baseMs: 250, factor: 2, maxMs: 2_000 }, // for refusals: 0.25 s, 0.5 s, 1 s, 2 s, 2 s, then dead
-        onError: (error, { phase }) => {
-          if (!(error instanceof Refused)) console.warn(`outbox ${phase}:`, error);
-          onChange();
-        },
+        backoff: { baseMs: 250, factor: 2, maxMs: 2_000 }, // after an unexpected error (not an outage, not a refusal)
+        onError: (error, { phase }) => console.warn(`outbox ${phase}:`, error),
       },
     );
   }
 
   function stop() {
-    const stopping = consumer?.stop({ graceMs: 0 }); // gives its leases back at once
+    const stopping = consumer?.stop({ graceMs: 0 }); // gives its leases back at once, no attempt spent
+    retriedBefore += consumer?.retried ?? 0;
     consumer = null;
     return stopping;
   }
 
-  // Offline, nothing is claimed, so no delivery attempt is spent on a connection that is not
-  // there and a tab closed offline holds nothing. `online` starts sending at once.
+  /** The seqs of `note`'s create while it is queued or a dead letter: what a task under it waits for. */
+  async function pendingCreate(note) {
+    const { groups, deadLetters } = await queue.inspect();
+    const messages = [...(groups.find((g) => g.groupId === note)?.messages ?? []), ...deadLetters.filter((d) => d.groupId === note)];
+    return messages.filter((m) => m.event?.op === 'create').map((m) => m.seq);
+  }
+
+  // Offline, nothing is claimed, so no delivery is tried on a connection that is not there and a
+  // tab closed offline holds nothing. `online` starts sending at once. (The browser may say it is
+  // online when the server is not reachable: then push() sees it, and waits without cost.)
   addEventListener('online', start);
   addEventListener('offline', () => void stop());
   addEventListener('pagehide', () => void stop());
-  queue.onChange(onChange);
   start();
+
+  /** Publishes one mutation; resolves once it is in the database (it survives a crash from then on). */
+  async function record(mutation, options) {
+    await queue.publish(mutation.entity, mutation, options);
+    return mutation;
+  }
 
   return {
     queue,
@@ -111,14 +118,64 @@ export async function openOutbox({ onSent = () => {}, onChange = () => {} } = {}
     get sending() {
       return consumer !== null;
     },
-    /** Records one user action durably; resolves once it is in the database (it survives a crash from then on). */
-    async save(entity, text) {
-      const mutation = { id: crypto.randomUUID(), entity, text, at: Date.now() };
-      // group = the entity: its mutations go one at a time, in order. key = the mutation's id:
-      // publishing it again (a retried click) while it is queued adds nothing.
-      await queue.publish(entity, mutation, { key: mutation.id });
-      return mutation;
+    /** Outage answers this tab waited out (each a release: no attempt spent). */
+    get retried() {
+      return retriedBefore + (consumer?.retried ?? 0);
     },
-    redrive: (seq) => queue.redrive(seq),
+    /**
+     * A new note. Its create is a message of its own (key: the mutation's id, so a retried click
+     * adds nothing), never merged with the note's edits.
+     */
+    createNote(text) {
+      const mutation = { id: crypto.randomUUID(), op: 'create', entity: newId('note'), text, at: Date.now() };
+      return record(mutation, { key: mutation.id });
+    },
+    /**
+     * An edit. key = the note: while an edit of it is queued (and not on its way to the server),
+     * the new one is merged into it (JSON Merge Patch: every field replaced), so typing offline
+     * leaves one pending edit per note, with the last text, in the first edit's place.
+     */
+    editNote(note, text) {
+      const mutation = { id: crypto.randomUUID(), op: 'update', entity: note, text, at: Date.now() };
+      return record(mutation, { key: note, onDuplicate: 'merge' });
+    },
+    /**
+     * A new task under `note`: its own record (group), so it does not wait behind the note's
+     * edits, but `after` its note's create while that is pending or refused: the server never
+     * gets a task for a note it does not have.
+     */
+    async addTask(note, text) {
+      const mutation = { id: crypto.randomUUID(), op: 'create', entity: newId('task'), note, text, at: Date.now() };
+      const after = await pendingCreate(note);
+      return record(mutation, after.length > 0 ? { key: mutation.id, after } : { key: mutation.id });
+    },
+    /** Retry: the dead letter goes back to the head of its record, and the record goes on from it. */
+    retry: (seq) => queue.redrive(seq),
+    /**
+     * Discard a dead letter for good. A refused note create takes the note with it: its queued
+     * edits and its tasks are cancelled first (they would only be refused: the server has no such
+     * note). Resolves with the entities dropped.
+     */
+    async discard(letter) {
+      const { op, entity, note } = letter.event;
+      if (op !== 'create' || note !== undefined) {
+        await queue.discard(letter.seq);
+        return op === 'create' ? [entity] : [];
+      }
+      const { groups } = await queue.inspect();
+      const dropped = new Set([entity]);
+      for (const group of groups) {
+        for (const message of group.messages) {
+          if (group.groupId !== entity && message.event?.note !== entity) continue;
+          dropped.add(group.groupId);
+          // One being sent right now is refused by the server and becomes a dead letter itself.
+          await queue.cancel(message.seq).catch((error) => {
+            if (error?.code !== 'MESSAGE_LEASED') throw error;
+          });
+        }
+      }
+      await queue.discard(letter.seq);
+      return [...dropped];
+    },
   };
 }

@@ -159,6 +159,8 @@ function describe(span: LeaseSpan, state: string): string {
       return `given back (nack) at ${seconds(span.end!)}`;
     case 'parked':
       return `parked at ${seconds(span.end!)}`;
+    case 'rejected':
+      return `rejected at ${seconds(span.end!)}: a dead letter at once`;
     case 'gone':
       return 'finished in another tab';
     case 'expired':

@@ -9,7 +9,7 @@
  */
 import type { Lease, TransportSnapshot } from '../../transport/contract.js';
 
-export type LeaseEnd = 'acked' | 'released' | 'parked' | 'expired' | 'gone';
+export type LeaseEnd = 'acked' | 'released' | 'parked' | 'rejected' | 'expired' | 'gone';
 
 export interface LeaseSpan {
   kind: 'lease';
