@@ -2,7 +2,7 @@
  * The demo's state and actions: the open database, this tab's workers, the executions it knows,
  * and running a lesson. The views read from here; nothing here touches the DOM.
  */
-import { type DeadLetterPolicy, type MessageSnapshot, Runtime, type TransportSnapshot } from 'leasehold';
+import { type DeadLetter, type DeadLetterPolicy, type MessageSnapshot, Runtime, type TransportSnapshot } from 'leasehold';
 import type { BrowserDatabase, OwnerInfo } from 'leasehold/browser';
 import type { DemoClock } from './clock.ts';
 import { Activity, drain, MAX_ATTEMPTS, openDemoDatabase, type Storage } from './database.ts';
@@ -98,8 +98,8 @@ export class Demo {
         attempt: letter.attempt,
         text:
           this.policy === 'hold'
-            ? `${letter.groupId}#${letter.seq} went to the dead letters (${letter.reason === null ? `after ${letter.attempt} deliveries, maxAttempts ${MAX_ATTEMPTS}` : `rejected: ${letter.reason}`}) and holds ${letter.groupId}: its later messages wait until it is redriven or discarded, while other groups go on`
-            : `${letter.groupId}#${letter.seq} went to the dead letters after ${letter.attempt} deliveries (maxAttempts ${MAX_ATTEMPTS}): the claim that found it due again moved it aside in its own transaction and took the next message, so ${letter.groupId} is no longer blocked`,
+            ? `${letter.groupId}#${letter.seq} went to the dead letters (${deathOf(letter)}) and holds ${letter.groupId}: its later messages wait until it is redriven or discarded, while other groups go on`
+            : `${letter.groupId}#${letter.seq} went to the dead letters (${deathOf(letter)}): the claim that found it due again moved it aside in its own transaction and took the next message, so ${letter.groupId} is no longer blocked`,
       });
     }
     this.timeline.reconcile(snapshot);
@@ -219,4 +219,10 @@ export class Demo {
   onChange(listener: () => void): void {
     this.#listeners.add(listener);
   }
+}
+
+/** Why a message died, as the log says it: refused at once, or out of attempts (with its last error). */
+function deathOf(letter: DeadLetter): string {
+  if (letter.attempt < MAX_ATTEMPTS) return `rejected${letter.reason === null ? '' : `: ${letter.reason}`}`;
+  return `after ${letter.attempt} deliveries, maxAttempts ${MAX_ATTEMPTS}${letter.reason === null ? '' : `; last error: ${letter.reason}`}`;
 }

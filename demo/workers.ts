@@ -180,7 +180,7 @@ export class DemoWorker {
         this.note = `rejected ${tag(lease)}`;
         this.#log('reject', `${this.id} rejected ${tag(lease)} (attempt ${lease.attempt}): the server refused it (${reason}), so it goes to the dead letters at once, whatever attempts remain`, lease);
       } else if (event?.poison === true || (typeof event?.failUntil === 'number' && clock.now() < event.failUntil)) {
-        await transport.nack(lease, RETRY_MS);
+        await transport.nack(lease, RETRY_MS, event?.poison === true ? 'it fails every time' : 'the service is down');
         endings.set(lease.seq, { holder: this.id, expiresAt: clock.now() + RETRY_MS, end: 'parked' });
         this.note = `failed ${tag(lease)}`;
         this.#log('retry', `${this.id} failed ${tag(lease)} (attempt ${lease.attempt}) and parked it for ${seconds(RETRY_MS)}; too many attempts send it to the dead letters`, lease);
@@ -257,7 +257,7 @@ export class DemoWorker {
         if (next && !this.#crashed) this.#claimed(next);
         return next;
       },
-      nack: (lease, delayMs) => release(t.nack(lease, delayMs)),
+      nack: (lease, delayMs, reason) => release(t.nack(lease, delayMs, reason)),
       release: (lease, delayMs) => release(t.release(lease, delayMs)),
       reject: (lease, reason) => release(t.reject(lease, reason)),
       extend: async (lease, visibilityMs) => {

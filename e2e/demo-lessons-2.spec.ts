@@ -87,7 +87,7 @@ async function heldAtRefusal(page: Page): Promise<number> {
   for (const update of await group(page, 'contact-42').getByTestId('message').all()) await expect(update).toHaveAttribute('data-state', 'held');
   await expect(logEntries(page, { kind: 'claim', group: 'contact-42' })).toHaveCount(1);
   await page.locator('[data-panel="dead"] summary').click();
-  await expect(page.getByTestId('dead-letter')).toContainText('rejected: 422: refused until the fix ships');
+  await expect(page.getByTestId('dead-letter')).toContainText('1 try: 422: refused until the fix ships');
   return seq;
 }
 

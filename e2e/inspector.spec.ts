@@ -30,7 +30,7 @@ test('an app page mounts the inspector on its own queue, sees a publish by chang
     return lease.seq as number;
   });
   const letter = inspector.locator(`[data-testid="dead-letter"][data-seq="${seq}"]`);
-  await expect(letter).toContainText('rejected: the server said 422');
+  await expect(letter).toContainText('1 try: the server said 422');
   await expect(inspector.locator('[data-testid="group"]')).toHaveCount(0);
   await letter.getByRole('button', { name: /redrive/ }).click();
   await expect(inspector.getByTestId('dead-letter')).toHaveCount(0);
