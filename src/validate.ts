@@ -131,6 +131,49 @@ export function readClock(clock: () => number): number {
 }
 
 /**
+ * Refuses, as {@link toJson} refuses it and with the same error, a value JSON would change, but
+ * without encoding it: a walk that vouches for plain data (strings, finite numbers, booleans,
+ * null, arrays and plain objects of them) and hands anything else — toJSON, a collection, a
+ * cycle, a nesting deeper than 64 — to toJson itself, which throws or accepts it. For the
+ * in-memory transport, which keeps the very object: encoding a 10 KB event to check it cost
+ * more than the publish.
+ * @throws TypeError as {@link toJson}.
+ */
+export function checkJson(name: string, value: unknown): void {
+  if (!isPlainJson(value, false, [])) toJson(name, value);
+}
+
+function isPlainJson(value: unknown, isProperty: boolean, parents: object[]): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'undefined':
+      return isProperty; // dropped from an object; refused at the top or in an array
+    case 'object': {
+      if (value === null) return true;
+      if (parents.length >= 64 || parents.includes(value)) return false;
+      if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
+      parents.push(value);
+      let plain = true;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length && plain; i++) plain = isPlainJson(value[i], false, parents);
+      } else {
+        const proto = Object.getPrototypeOf(value) as unknown;
+        if (proto !== Object.prototype && proto !== null) plain = false;
+        else for (const key of Object.keys(value)) if (!(plain = isPlainJson((value as Record<string, unknown>)[key], true, parents))) break;
+      }
+      parents.pop();
+      return plain;
+    }
+    default:
+      return false;
+  }
+}
+
+/**
  * Encodes `value` as JSON, refusing anything JSON would silently change: functions, symbols,
  * `undefined` at the top level or inside arrays, NaN and ±Infinity, Map/Set and other
  * collections (they stringify to `{}`), cycles and BigInts. Objects with `toJSON` (Date) are

@@ -9,7 +9,7 @@
  * in place. Claim and ack cost O(log groups) whatever the backlog.
  */
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
-import { checkDuration, checkId, readClock, toJson } from '../validate.js';
+import { checkDuration, checkId, checkJson, readClock } from '../validate.js';
 import {
   checkClaim,
   checkClaimMany,
@@ -148,14 +148,14 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   async publish(groupId: string, event: E, options?: PublishOptions): Promise<number> {
     const args = checkPublish(groupId, options);
     // Refused exactly as the SQL backends refuse it, so code tested in memory runs on them.
-    toJson('event', event);
+    checkJson('event', event);
     this.#ensureOpen();
     return this.#publish(groupId, event, args, this.#delayed(args));
   }
 
   async publishMany(items: readonly PublishItem<E>[]): Promise<number[]> {
     const checked = checkPublishItems<E>(items);
-    checked.forEach((item, i) => toJson(`items[${i}].event`, item.event));
+    checked.forEach((item, i) => checkJson(`items[${i}].event`, item.event));
     this.#ensureOpen();
     const now = checked.some((item) => item.args.delayMs > 0) ? readClock(this.#clock) : 0;
     // `after` names seqs issued before the batch (an item's own seq is not known until it
