@@ -1,0 +1,123 @@
+/**
+ * The store + transport pairs the workflow suite runs on, the faults it injects (a worker
+ * that dies at a chosen call), and the harness: a manual clock and scheduler, workers, and
+ * "step until quiet".
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { ClosedError } from '../../src/errors.js';
+import { openBetterSqliteDatabase } from '../../src/sqlite/better.js';
+import { openWasmDatabase } from '../../src/sqlite/wasm.js';
+import type { ExecutionStore } from '../../src/store/contract.js';
+import { InMemoryStore } from '../../src/store/memory.js';
+import type { Transport } from '../../src/transport/contract.js';
+import { InMemoryTransport } from '../../src/transport/memory.js';
+import { Workflows } from '../../src/workflow/workflows.js';
+import type { Workflow, WorkflowsOptions } from '../../src/workflow/types.js';
+import { pgliteDatabase } from './postgres.js';
+import { pgPair, sqlitePair, type MakeRuntimeBackends, type RuntimeBackends } from './runtime-backends.js';
+import { ManualScheduler } from './runtime-scheduler.js';
+import { unlessFast } from './servers.js';
+
+export { drain } from './runtime-workflows.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'leasehold-workflow-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+
+/**
+ * The runtime suite's pairs that run in this process (memory, sqlite-wasm, PGlite), plus
+ * better-sqlite3 on a file. The PostgreSQL server, workerd and the browser host are not run here yet.
+ */
+export const workflowBackendPairs: { name: string; make: MakeRuntimeBackends }[] = [
+  {
+    name: 'InMemoryStore + InMemoryTransport',
+    make: async ({ clock }) => ({ store: new InMemoryStore(), transport: new InMemoryTransport({ clock }), dispose: async () => {} }),
+  },
+  { name: 'SqliteStore + SqliteTransport on sqlite-wasm', make: async (options) => sqlitePair(await openWasmDatabase(), options) },
+  {
+    name: 'SqliteStore + SqliteTransport on better-sqlite3 (a file)',
+    make: async (options) => sqlitePair(await openBetterSqliteDatabase(join(dir, `workflow-${++files}.db`)), options),
+  },
+  ...unlessFast([{ name: 'PostgresStore + PostgresTransport on PGlite', make: (async (options) => pgPair(await pgliteDatabase(), options)) as MakeRuntimeBackends }]),
+];
+
+export const VISIBILITY_MS = 30_000;
+
+/**
+ * `store` with every method forwarded, except that `commit` calls `before(exe)` first: a
+ * `before` that throws is a worker dying at that point (the commit never happens).
+ */
+export function storeWithFault(store: ExecutionStore, before: (exe: Record<string, unknown>) => void): ExecutionStore {
+  return {
+    load: (id) => store.load(id),
+    save: (exe) => store.save(exe),
+    commit: async (exe, changes) => {
+      before(exe);
+      return store.commit(exe, changes);
+    },
+    isProcessed: (id, eventId) => store.isProcessed(id, eventId),
+    pendingOutbox: (limit) => store.pendingOutbox(limit),
+    ackOutbox: (seq) => store.ackOutbox(seq),
+    pendingSpawns: (limit) => store.pendingSpawns(limit),
+    ackSpawn: (seq) => store.ackSpawn(seq),
+    dueTimers: (now) => store.dueTimers(now),
+    deleteTimer: (id, path, fireAt) => store.deleteTimer(id, path, fireAt),
+    appendTrace: (id, entry) => store.appendTrace(id, entry),
+    readTrace: (id) => store.readTrace(id),
+    delete: (id) => store.delete(id),
+    close: () => store.close(),
+  };
+}
+
+/** `transport` whose `ack` throws (a worker dying after the commit, before the ack) while `dying()` says so. */
+export function transportDyingAtAck(transport: Transport, dying: () => boolean): Transport {
+  return {
+    publish: (groupId, event, options) => transport.publish(groupId, event, options),
+    claim: (workerId, visibilityMs, options) => transport.claim(workerId, visibilityMs, options),
+    ack: async (lease) => {
+      if (dying()) throw new ClosedError('transport (the worker died before its ack)');
+      return transport.ack(lease);
+    },
+    nack: (lease, delayMs) => transport.nack(lease, delayMs),
+    extend: (lease, visibilityMs) => transport.extend(lease, visibilityMs),
+    inspect: () => transport.inspect(),
+    close: () => transport.close(),
+  } as Transport;
+}
+
+export interface WorkflowHarness extends RuntimeBackends {
+  clock: ManualClock;
+  scheduler: ManualScheduler;
+  /** A worker running `workflows` on the pair (or on the stores and transports in `overrides`). */
+  worker(workerId: string, workflows: Workflow<never, unknown>[], overrides?: Partial<WorkflowsOptions>): Workflows;
+}
+
+export async function makeWorkflowHarness(make: MakeRuntimeBackends): Promise<WorkflowHarness> {
+  const clock = new ManualClock(1_000_000);
+  const scheduler = new ManualScheduler(clock);
+  const backends = await make({ clock: clock.now });
+  let ids = 0;
+  return {
+    ...backends,
+    clock,
+    scheduler,
+    worker: (workerId, workflows, overrides = {}) =>
+      new Workflows({
+        store: backends.store,
+        transport: backends.transport,
+        workflows,
+        workerId,
+        visibilityMs: VISIBILITY_MS,
+        clock: clock.now,
+        scheduler,
+        retryBaseMs: 100,
+        retryMaxMs: 1_000,
+        newId: () => `evt-${++ids}`,
+        ...overrides,
+      }),
+  };
+}
