@@ -52,7 +52,7 @@ export function sqlitePair(db: SqlDatabase, { clock, maxAttempts }: { clock: Clo
 }
 
 /** A PostgresStore and a PostgresTransport in one schema of their own. */
-export async function pgPair(db: PgDatabase, { clock, maxAttempts }: { clock: Clock; maxAttempts?: number }): Promise<RuntimeBackends> {
+async function pgPair(db: PgDatabase, { clock, maxAttempts }: { clock: Clock; maxAttempts?: number }): Promise<RuntimeBackends> {
   const schema = await takeSchema(db);
   const store = new PostgresStore(db, { schema });
   const transport = new PostgresTransport(db, { clock, maxAttempts, schema });

@@ -10,17 +10,12 @@ import { afterAll } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { ClosedError } from '../../src/errors.js';
 import { openBetterSqliteDatabase } from '../../src/sqlite/better.js';
-import { openWasmDatabase } from '../../src/sqlite/wasm.js';
 import type { ExecutionStore } from '../../src/store/contract.js';
-import { InMemoryStore } from '../../src/store/memory.js';
 import type { Transport } from '../../src/transport/contract.js';
-import { InMemoryTransport } from '../../src/transport/memory.js';
 import { Workflows } from '../../src/workflow/workflows.js';
 import type { Workflow, WorkflowsOptions } from '../../src/workflow/types.js';
-import { pgliteDatabase } from './postgres.js';
-import { pgPair, sqlitePair, type MakeRuntimeBackends, type RuntimeBackends } from './runtime-backends.js';
+import { runtimeBackendPairs, sqlitePair, type MakeRuntimeBackends, type RuntimeBackends } from './runtime-backends.js';
 import { ManualScheduler } from './runtime-scheduler.js';
-import { unlessFast } from './servers.js';
 
 export { drain } from './runtime-workflows.js';
 
@@ -29,20 +24,16 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 
 /**
- * The runtime suite's pairs that run in this process (memory, sqlite-wasm, PGlite), plus
- * better-sqlite3 on a file. The PostgreSQL server, workerd and the browser host are not run here yet.
+ * Every pair the runtime suite runs on (memory, sqlite-wasm; and, outside `test:fast`, the
+ * Durable Object in workerd by each route, a PostgreSQL server, PGlite), plus better-sqlite3
+ * on a file. The browser host is not run here yet.
  */
 export const workflowBackendPairs: { name: string; make: MakeRuntimeBackends }[] = [
-  {
-    name: 'InMemoryStore + InMemoryTransport',
-    make: async ({ clock }) => ({ store: new InMemoryStore(), transport: new InMemoryTransport({ clock }), dispose: async () => {} }),
-  },
-  { name: 'SqliteStore + SqliteTransport on sqlite-wasm', make: async (options) => sqlitePair(await openWasmDatabase(), options) },
+  ...runtimeBackendPairs,
   {
     name: 'SqliteStore + SqliteTransport on better-sqlite3 (a file)',
     make: async (options) => sqlitePair(await openBetterSqliteDatabase(join(dir, `workflow-${++files}.db`)), options),
   },
-  ...unlessFast([{ name: 'PostgresStore + PostgresTransport on PGlite', make: (async (options) => pgPair(await pgliteDatabase(), options)) as MakeRuntimeBackends }]),
 ];
 
 export const VISIBILITY_MS = 30_000;
