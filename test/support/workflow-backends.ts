@@ -1,6 +1,5 @@
 /**
- * The store + transport pairs the workflow suite runs on, the faults it injects (a worker
- * that dies at a chosen call), and the harness: a manual clock and scheduler, workers, and
+ * The store + transport pairs the workflow suite runs on and the harness: a manual clock and scheduler, workers, and
  * "step until quiet".
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,16 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { ClosedError } from '../../src/errors.js';
 import { openBetterSqliteDatabase } from '../../src/sqlite/better.js';
-import type { ExecutionStore } from '../../src/store/contract.js';
-import type { Transport } from '../../src/transport/contract.js';
 import { Workflows } from '../../src/workflow/workflows.js';
 import type { Workflow, WorkflowsOptions } from '../../src/workflow/types.js';
 import { runtimeBackendPairs, sqlitePair, type MakeRuntimeBackends, type RuntimeBackends } from './runtime-backends.js';
 import { ManualScheduler } from './runtime-scheduler.js';
 
 export { drain } from './runtime-workflows.js';
+export { storeWithFault, transportDyingAtAck } from './workflow-faults.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'leasehold-workflow-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -37,48 +34,6 @@ export const workflowBackendPairs: { name: string; make: MakeRuntimeBackends }[]
 ];
 
 export const VISIBILITY_MS = 30_000;
-
-/**
- * `store` with every method forwarded, except that `commit` calls `before(exe)` first: a
- * `before` that throws is a worker dying at that point (the commit never happens).
- */
-export function storeWithFault(store: ExecutionStore, before: (exe: Record<string, unknown>) => void): ExecutionStore {
-  return {
-    load: (id) => store.load(id),
-    save: (exe) => store.save(exe),
-    commit: async (exe, changes) => {
-      before(exe);
-      return store.commit(exe, changes);
-    },
-    isProcessed: (id, eventId) => store.isProcessed(id, eventId),
-    pendingOutbox: (limit) => store.pendingOutbox(limit),
-    ackOutbox: (seq) => store.ackOutbox(seq),
-    pendingSpawns: (limit) => store.pendingSpawns(limit),
-    ackSpawn: (seq) => store.ackSpawn(seq),
-    dueTimers: (now) => store.dueTimers(now),
-    deleteTimer: (id, path, fireAt) => store.deleteTimer(id, path, fireAt),
-    appendTrace: (id, entry) => store.appendTrace(id, entry),
-    readTrace: (id) => store.readTrace(id),
-    delete: (id) => store.delete(id),
-    close: () => store.close(),
-  };
-}
-
-/** `transport` whose `ack` throws (a worker dying after the commit, before the ack) while `dying()` says so. */
-export function transportDyingAtAck(transport: Transport, dying: () => boolean): Transport {
-  return {
-    publish: (groupId, event, options) => transport.publish(groupId, event, options),
-    claim: (workerId, visibilityMs, options) => transport.claim(workerId, visibilityMs, options),
-    ack: async (lease) => {
-      if (dying()) throw new ClosedError('transport (the worker died before its ack)');
-      return transport.ack(lease);
-    },
-    nack: (lease, delayMs) => transport.nack(lease, delayMs),
-    extend: (lease, visibilityMs) => transport.extend(lease, visibilityMs),
-    inspect: () => transport.inspect(),
-    close: () => transport.close(),
-  } as Transport;
-}
 
 export interface WorkflowHarness extends RuntimeBackends {
   clock: ManualClock;
