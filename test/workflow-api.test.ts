@@ -5,7 +5,7 @@ import { InMemoryStore } from '../src/store/memory.js';
 import { InMemoryTransport } from '../src/transport/memory.js';
 import { defineWorkflow, Workflows, type WorkflowEvent, type WorkflowStep, type WorkflowsOptions } from '../src/workflow/index.js';
 import { ManualScheduler } from './support/runtime-scheduler.js';
-import { drain } from './support/workflow-backends.js';
+import { drain } from './support/workflow-harness.js';
 
 const clock = new ManualClock(1_000);
 const noop = defineWorkflow('noop', async () => 'done');

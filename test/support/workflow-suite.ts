@@ -12,7 +12,7 @@ import type { WorkflowStep } from '../../src/workflow/types.js';
 import { defineWorkflow } from '../../src/workflow/workflows.js';
 import { END_OF_TIME } from '../conformance/store-harness.js';
 import type { MakeRuntimeBackends } from './runtime-backends.js';
-import { drain, makeWorkflowHarness, storeWithFault, transportDyingAtAck, VISIBILITY_MS, type WorkflowHarness } from './workflow-backends.js';
+import { drain, makeWorkflowHarness, storeWithFault, transportDyingAtAck, VISIBILITY_MS, type WorkflowHarness } from './workflow-harness.js';
 
 const kinds = (results: StepResult[]): string[] => results.map((r) => r.kind);
 
