@@ -28,6 +28,8 @@ export type LeaseholdErrorCode =
   | 'WORKFLOW_NONDETERMINISM'
   /** A child workflow failed or was cancelled; its parent's `step.child` rejects with this. */
   | 'WORKFLOW_CHILD_FAILED'
+  /** A workflow step threw on each of its `maxAttempts`; its `step.run` rejects with this. */
+  | 'WORKFLOW_STEP_FAILED'
   /** An execution names a workflow this worker has not registered, or is no workflow at all. */
   | 'WORKFLOW_UNKNOWN';
 

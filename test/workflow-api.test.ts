@@ -88,6 +88,7 @@ describe('Workflows options and arguments', () => {
     const cases: [string, (step: WorkflowStep) => Promise<unknown>, RegExp][] = [
       ['run-name', (step) => step.run('', () => 1), /^RangeError: name/],
       ['run-fn', (step) => step.run('x', 5 as never), /^TypeError: fn/],
+      ['run-attempts', (step) => step.run('x', () => 1, { maxAttempts: 0 }), /^RangeError: options\.maxAttempts/],
       ['sleep', (step) => step.sleep(-1), /^RangeError: ms/],
       ['sleep-until', (step) => step.sleepUntil(Number.NaN), /^RangeError: time/],
       ['wait-options', (step) => step.waitForEvent('e', { timeout: 5 } as never), /did you mean "timeoutMs"/],

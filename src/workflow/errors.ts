@@ -53,3 +53,20 @@ export class ChildWorkflowError extends LeaseholdError {
     super('WORKFLOW_CHILD_FAILED', `child workflow ${JSON.stringify(childId)} ${status === 'failed' ? `failed: ${reason}` : 'was cancelled'}`);
   }
 }
+
+/**
+ * A `step.run` given `maxAttempts` threw on its last attempt: the failure (the error's name and
+ * message) is recorded as the step's outcome, so every replay rejects with this same error at
+ * that step, where the workflow may catch it.
+ */
+export class StepFailedError extends LeaseholdError {
+  override name = 'StepFailedError';
+
+  constructor(
+    readonly step: string,
+    readonly attempts: number,
+    readonly reason: string,
+  ) {
+    super('WORKFLOW_STEP_FAILED', `step.run(${JSON.stringify(step)}) failed on attempt ${attempts} of ${attempts}: ${reason}`);
+  }
+}

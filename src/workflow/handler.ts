@@ -95,7 +95,7 @@ export function workflowHandler(registry: ReadonlyMap<string, Workflow>): Handle
       );
     }
 
-    const outcome = await replay({ executionId: exe.id, workflow, state, now: info.now, isRegistered });
+    const outcome = await replay({ executionId: exe.id, workflow, state, now: info.now, attempt: info.attempt, isRegistered });
     switch (outcome.kind) {
       case 'fatal':
         throw outcome.error;

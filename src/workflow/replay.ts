@@ -11,10 +11,10 @@
  * @internal
  */
 import type { Effects } from '../runtime/types.js';
-import { checkDuration, checkId, checkOptions, checkTime } from '../validate.js';
-import { ChildWorkflowError, describeStep, WorkflowNondeterminismError } from './errors.js';
-import { CHILD_ROOT, jsonCopy, timerPath, type StepRecord, type WorkflowState } from './state.js';
-import type { ChildOptions, StepKind, WaitOptions, Workflow, WorkflowEvent, WorkflowStep } from './types.js';
+import { checkDuration, checkId, checkInteger, checkOptions, checkTime } from '../validate.js';
+import { ChildWorkflowError, describeStep, StepFailedError, WorkflowNondeterminismError } from './errors.js';
+import { CHILD_ROOT, errorInfo, jsonCopy, timerPath, type StepRecord, type WorkflowState } from './state.js';
+import type { ChildOptions, RunOptions, StepKind, WaitOptions, Workflow, WorkflowEvent, WorkflowStep } from './types.js';
 
 /**
  * How a replay ended:
@@ -38,6 +38,8 @@ export interface Replay {
   state: WorkflowState;
   /** The delivery's time: sleeps and timeouts count from here. */
   now: number;
+  /** Which delivery of the event this is (1 for the first): a new `run` step's attempt. */
+  attempt: number;
   /** Whether `step.child` may start this workflow (it must be registered, to run anywhere). */
   isRegistered(workflow: unknown): boolean;
 }
@@ -102,15 +104,19 @@ export function replay(r: Replay): Promise<Outcome> {
     const step: WorkflowStep = {
       executionId: r.executionId,
 
-      run<T>(name: string, fn: () => T | Promise<T>): Promise<T> {
+      run<T>(name: string, fn: () => T | Promise<T>, options?: RunOptions): Promise<T> {
         return checked(
           () => {
             checkId('name', name);
             if (typeof fn !== 'function') throw new TypeError(`fn must be a function, got ${fn === null ? 'null' : typeof fn}`);
+            checkOptions('options', options, ['maxAttempts'], true);
+            if (options?.maxAttempts !== undefined) checkInteger('options.maxAttempts', options.maxAttempts, 1, Number.MAX_SAFE_INTEGER);
           },
           () => {
             const c = claim('run', name);
             if (!c) return never();
+            const failed = c.record?.failed;
+            if (failed) return Promise.reject(new StepFailedError(name, c.record!.attempts!, `${failed.name}: ${failed.message}`));
             if (c.record) return Promise.resolve(copy(c.record.result) as T);
             inFlight = true;
             void (async () => {
@@ -120,7 +126,10 @@ export function replay(r: Replay): Promise<Outcome> {
                 if (value !== undefined) record.result = jsonCopy(`the result of ${describeStep('run', name)}`, value);
                 finish({ kind: 'stepped', step: record, effects: {} });
               } catch (error) {
-                finish({ kind: 'fatal', error });
+                const limit = options?.maxAttempts;
+                // The last attempt's failure becomes the step's recorded outcome; earlier ones retry.
+                if (limit !== undefined && r.attempt >= limit) finish({ kind: 'stepped', step: { kind: 'run', name, failed: errorInfo(error), attempts: r.attempt }, effects: {} });
+                else finish({ kind: 'fatal', error });
               }
             })();
             return never();

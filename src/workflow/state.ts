@@ -40,6 +40,9 @@ export interface StepRecord {
   childId?: string;
   /** child: why it did not complete. */
   error?: ErrorInfo & { status: 'failed' | 'cancelled' };
+  /** run: the last attempt's error, when `maxAttempts` ran out (then `attempts` says how many). */
+  failed?: ErrorInfo;
+  attempts?: number;
 }
 
 /** What `$workflow` holds. */

@@ -32,6 +32,18 @@ export interface WaitOptions {
   timeoutMs?: number;
 }
 
+/** Options of `step.run`. */
+export interface RunOptions {
+  /**
+   * Give up after this many attempts (a positive integer): the last error is then recorded as
+   * the step's outcome and `run` rejects with a `StepFailedError`, now and on every replay.
+   * Attempts are the deliveries of the event that runs the step (a worker that died in `fn`
+   * counts as one). Default: retry until it succeeds. Keep it below the transport's own
+   * `maxAttempts`, which would dead-letter the event and leave the workflow waiting.
+   */
+  maxAttempts?: number;
+}
+
 /** Options of `step.child`. */
 export interface ChildOptions {
   /** The child's execution id. Default `<parent id>/<step name>/<step index>`. Must be unused. */
@@ -57,10 +69,11 @@ export interface WorkflowStep {
    * At least once: if the worker dies (or the commit fails) after `fn` ran and before its
    * result was committed, `fn` runs again. Give its side effects an idempotency key, e.g.
    * `` `${step.executionId}:${name}` ``. If `fn` throws, nothing is recorded and the event is
-   * retried with the runtime's back-off (`retryBaseMs`…`retryMaxMs`); catch inside `fn` to
-   * turn an error into a result the workflow can branch on.
+   * retried with the runtime's back-off (`retryBaseMs`…`retryMaxMs`), up to
+   * `options.maxAttempts` (then it rejects with `StepFailedError`); or catch inside `fn` to turn
+   * an error into a result the workflow can branch on.
    */
-  run<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
+  run<T>(name: string, fn: () => T | Promise<T>, options?: RunOptions): Promise<T>;
   /** Resolves after `ms` (≥ 0) on the runtime's clock, counted from the delivery that reached it. Durable: a store timer. */
   sleep(ms: number): Promise<void>;
   /** Resolves once the runtime's clock reaches `time` (ms, or a Date); at once if it has. Durable: a store timer. */

@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClosedError } from '../../src/errors.js';
 import type { StepResult } from '../../src/runtime/types.js';
-import { ChildWorkflowError, WorkflowNondeterminismError } from '../../src/workflow/errors.js';
+import { ChildWorkflowError, StepFailedError, WorkflowNondeterminismError } from '../../src/workflow/errors.js';
 import type { WorkflowStep } from '../../src/workflow/types.js';
 import { defineWorkflow } from '../../src/workflow/workflows.js';
 import { END_OF_TIME } from '../conformance/store-harness.js';
@@ -118,6 +118,35 @@ export function describeWorkflows(name: string, make: MakeRuntimeBackends): void
       await drain([worker]);
       expect(await worker.get('wf-1')).toMatchObject({ status: 'completed', result: 'ok' });
       expect(tries).toBe(3);
+    });
+
+    it('gives up on a step after maxAttempts: its failure is recorded and thrown into the workflow', async () => {
+      let tries = 0;
+      const flow = defineWorkflow('doomed', async (_input: undefined, step: WorkflowStep) => {
+        try {
+          await step.run('call', () => {
+            throw new Error(`outage ${++tries}`);
+          }, { maxAttempts: 3 });
+        } catch (error) {
+          if (!(error instanceof StepFailedError)) throw error;
+          return `gave up after ${error.attempts}: ${error.reason}`;
+        }
+      });
+      const unguarded = defineWorkflow('unguarded', async (_input: undefined, step: WorkflowStep) => {
+        await step.run('call', () => Promise.reject(new RangeError('never works')), { maxAttempts: 1 });
+      });
+      const worker = h.worker('w1', [flow, unguarded]);
+      await worker.start(flow, 'wf-1');
+      await worker.start(unguarded, 'wf-2');
+      await drain([worker]);
+      h.clock.advance(101);
+      await drain([worker]);
+      expect(tries).toBe(2);
+      h.clock.advance(201);
+      await drain([worker]);
+      expect(tries).toBe(3);
+      expect(await worker.get('wf-1')).toMatchObject({ status: 'completed', result: 'gave up after 3: Error: outage 3', steps: [{ kind: 'run', name: 'call', pending: false }] });
+      expect(await worker.get('wf-2')).toMatchObject({ status: 'failed', error: { name: 'StepFailedError', message: 'step.run("call") failed on attempt 1 of 1: RangeError: never works' } });
     });
 
     it('sleeps on the store timers and the runtime clock, with no real waiting', async () => {
