@@ -116,6 +116,28 @@ describe('Workflows options and arguments', () => {
     expect((await workflows.get('u'))!.status).toBe('running');
   });
 
+  it('runs with run({ signal }): through its steps, asleep until the timer, stopped by abort', async () => {
+    const clock = new ManualClock(5_000);
+    const scheduler = new ManualScheduler(clock);
+    const transport = new InMemoryTransport({ clock: clock.now });
+    const flow = defineWorkflow('looped', async (_input: undefined, step: WorkflowStep) => {
+      await step.run('one', () => 1);
+      await step.sleep(10_000);
+      return step.run('two', () => 2);
+    });
+    const workflows = new Workflows(options({ transport, clock: clock.now, scheduler, workflows: [flow] }));
+    await workflows.start(flow, 'looped');
+    const controller = new AbortController();
+    const running = workflows.run({ signal: controller.signal });
+    await scheduler.advance(1_000);
+    expect((await workflows.get('looped'))!.steps.map((s) => [s.name, s.pending])).toEqual([['one', false], ['sleep', true]]);
+    await scheduler.advance(10_000);
+    expect(await workflows.get('looped')).toMatchObject({ status: 'completed', result: 2 });
+    controller.abort();
+    await running;
+    expect(scheduler.pending).toBe(0);
+  });
+
   it('types step results, events and child results from the definitions', () => {
     const child = defineWorkflow('child', async (input: { n: number }) => ({ doubled: input.n * 2 }));
     defineWorkflow('parent', async (_input: undefined, step) => {
