@@ -232,6 +232,17 @@ export function describeWorkflows(name: string, make: MakeRuntimeBackends): void
       expect(await worker.get('wf-1')).toMatchObject({ status: 'completed', result: [1, 2], inbox: [] });
     });
 
+    it('keeps an event sent before the workflow was even started', async () => {
+      const flow = defineWorkflow('late-start', async (_input: undefined, step: WorkflowStep) => (await step.waitForEvent<string>('go'))!.payload);
+      const worker = h.worker('w1', [flow]);
+      await worker.send('wf-1', { name: 'go', payload: 'early bird' });
+      expect(kinds(await drain([worker]))).toEqual(['missing']);
+      await worker.start(flow, 'wf-1');
+      h.clock.advance(101);
+      await drain([worker]);
+      expect(await worker.get('wf-1')).toMatchObject({ status: 'completed', result: 'early bird' });
+    });
+
     it('cancels: nothing more runs, later events and timers are dropped, a second cancel says false', async () => {
       const calls: Calls = {};
       const flow = defineWorkflow('cancellable', async (_input: undefined, step: WorkflowStep) => {
