@@ -1,6 +1,7 @@
 // The lab page: the public API on `window.leasehold`, for the console and the e2e tests.
 import * as leasehold from 'leasehold';
 import { openBrowserDatabase } from 'leasehold/browser';
+import * as workflow from 'leasehold/workflow';
 
 /**
  * For the crash tests: checks database `name`'s file directly (no host; call it before any
@@ -18,6 +19,6 @@ function checkFile(name: string): Promise<{ integrity: string; seqs: number[] }>
   });
 }
 
-const api = { ...leasehold, openBrowserDatabase, checkFile };
+const api = { ...leasehold, openBrowserDatabase, checkFile, workflow };
 (window as unknown as { leasehold: typeof api }).leasehold = api;
 document.querySelector('#status')!.textContent = 'ready';

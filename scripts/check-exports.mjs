@@ -16,6 +16,7 @@ const expected = {
   './durable-object/client': ['connectLeasehold', 'spreadTransport', 'groupHash'],
   './postgres': ['PostgresTransport', 'PostgresStore', 'fromPg', 'fromPglite'],
   './watch': ['watchQueue'],
+  './workflow': ['defineWorkflow', 'Workflows', 'WorkflowNondeterminismError', 'ChildWorkflowError'],
   './inspector': ['defineInspector', 'httpTransport', 'QueueView', 'DeadLettersView'],
   './inspector/http': ['inspectorHandler'],
   './react': ['useQueueStats', 'usePendingCount', 'useGroupMessages', 'useDeadLetters'],

@@ -27,6 +27,8 @@ export const LAYERS = [
   { name: 'runtime', units: ['runtime'] },
   // consume() drives any transport and uses the runtime's scheduling: above both, below hosts.
   { name: 'consume', units: ['consume'] },
+  // Workflows: async functions of (input, step) run by a Runtime; above it, below hosts.
+  { name: 'workflow', units: ['workflow'] },
   // watchQueue(): reads any transport for a UI; the UI entries (react, inspector) build on it.
   { name: 'bindings', units: ['watch'] },
   // The shared hosting / remote-call layer: method table, wire, client proxies, the SQL host.

@@ -23,7 +23,15 @@ export type LeaseholdErrorCode =
   /** A transport was opened with options that contradict the queue's own (its `onDeadLetter`). */
   | 'QUEUE_MISMATCH'
   /** A remote host refused the caller's credentials (HTTP 401 or 403): nothing was applied. */
-  | 'ACCESS_DENIED';
+  | 'ACCESS_DENIED'
+  /** A workflow's code no longer makes the steps its recorded history has (leasehold/workflow). */
+  | 'WORKFLOW_NONDETERMINISM'
+  /** A child workflow failed or was cancelled; its parent's `step.child` rejects with this. */
+  | 'WORKFLOW_CHILD_FAILED'
+  /** A workflow step threw on each of its `maxAttempts`; its `step.run` rejects with this. */
+  | 'WORKFLOW_STEP_FAILED'
+  /** An execution names a workflow this worker has not registered, or is no workflow at all. */
+  | 'WORKFLOW_UNKNOWN';
 
 /** The base class of every error leasehold raises on purpose. `cause` keeps the original error, if any. */
 export class LeaseholdError extends Error {

@@ -6,14 +6,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../src/clock.js';
+import type { ManualClock } from '../src/clock.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import type { Effects, Handler } from '../src/runtime/types.js';
 import type { Execution, ExecutionStore } from '../src/store/contract.js';
 import type { Transport } from '../src/transport/contract.js';
-import { END_OF_TIME } from './conformance/store-harness.js';
 import { runtimeBackendPairs, type RuntimeBackends } from './support/runtime-backends.js';
-import { Crash, withFaults, type Faulty } from './support/runtime-faults.js';
+import { Crash, drainToQuiet, onFreshBackends, stepOrReplace as stepWorker, withFaults, type Faulty } from './support/runtime-faults.js';
 import { ManualScheduler } from './support/runtime-scheduler.js';
 
 const VISIBILITY_MS = 1_000;
@@ -151,16 +150,7 @@ async function check(backends: RuntimeBackends, clock: ManualClock, s: Scenario)
     return Object.assign(worker, { runtime, store, transport });
   };
   let workers = Array.from({ length: s.workers }, hire);
-  // A worker whose step crashed is gone; a new one (new worker id) takes its place.
-  const stepOrReplace = async (i: number): Promise<boolean> => {
-    try {
-      return (await workers[i]!.runtime.step()).kind !== 'idle';
-    } catch (error) {
-      if (!(error instanceof Crash)) throw error;
-      workers[i] = hire();
-      return true;
-    }
-  };
+  const stepOrReplace = (i: number): Promise<boolean> => stepWorker(workers, i, (worker) => worker.runtime.step(), hire);
 
   const ids0 = s.targets.map((_, i) => `c${i}`);
   for (const [i, target] of s.targets.entries()) {
@@ -212,16 +202,7 @@ async function check(backends: RuntimeBackends, clock: ManualClock, s: Scenario)
   await Promise.all(zombies);
   workers = Array.from({ length: s.workers }, hire);
   for (const id of ids0) await workers[0]!.runtime.resume(id);
-  let quiet = false;
-  for (let round = 0; round < 400 && !quiet; round++) {
-    const busy = (await Promise.all(workers.map((_, i) => stepOrReplace(i)))).some(Boolean);
-    if (busy) continue;
-    const groups = (await backends.transport.inspect()).groups.length;
-    const armed = (await backends.store.dueTimers(END_OF_TIME)).length;
-    quiet = groups === 0 && armed === 0;
-    if (!quiet) clock.advance(VISIBILITY_MS + 1);
-  }
-
+  const quiet = await drainToQuiet(backends, clock, VISIBILITY_MS, async () => (await Promise.all(workers.map((_, i) => stepOrReplace(i)))).some(Boolean));
   expect(quiet).toBe(true);
   expect(await backends.store.pendingOutbox()).toEqual([]);
   expect(await backends.store.pendingSpawns()).toEqual([]);
@@ -248,18 +229,7 @@ const RUNS: Record<string, number> = { 0: 400, 1: 150 };
 describe('Runtime model check', () => {
   for (const [index, pair] of runtimeBackendPairs.entries()) {
     it(`converges under random steps, clock jumps and crashes on ${pair.name}`, async () => {
-      await fc.assert(
-        fc.asyncProperty(scenario, async (s) => {
-          const clock = new ManualClock(1_000_000);
-          const backends = await pair.make({ clock: clock.now });
-          try {
-            await check(backends, clock, s);
-          } finally {
-            await backends.dispose();
-          }
-        }),
-        { seed: 0x1ea5e, numRuns: pair.runs ?? RUNS[index] ?? 30 },
-      );
+      await fc.assert(fc.asyncProperty(scenario, onFreshBackends(pair.make, check)), { seed: 0x1ea5e, numRuns: pair.runs ?? RUNS[index] ?? 30 });
     }, pair.timeout);
   }
 });

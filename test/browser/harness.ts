@@ -9,6 +9,7 @@ import type { ExecutionStoreOptions } from '../../src/store/contract.js';
 import type { TransportOptions } from '../../src/transport/contract.js';
 import type { StoreHarness } from '../conformance/store-harness.js';
 import type { TransportHarness } from '../conformance/transport.js';
+import type { MakeRuntimeBackends } from '../support/runtime-backends.js';
 
 declare module 'vitest' {
   interface ProvidedContext {
@@ -126,5 +127,21 @@ export function browserStoreFactory(storage: Storage) {
       };
     }
     return harness;
+  };
+}
+
+/** Runtime (and workflow) backends through the browser host over OPFS: a fresh database named after `prefix`, removed on dispose. */
+export function opfsRuntimeBackends(prefix: string): MakeRuntimeBackends {
+  return async ({ clock, maxAttempts }) => {
+    const name = freshName(prefix);
+    const db = await openBrowserDatabase({ name, clock, ...(maxAttempts === undefined ? {} : { maxAttempts }) });
+    return {
+      store: db.store,
+      transport: db.transport,
+      async dispose() {
+        await db.close();
+        await removeOpfsPool(name);
+      },
+    };
   };
 }

@@ -73,17 +73,20 @@ describe('the README and docs/, against the installed package', () => {
     expect(result.code).toBe(0);
   });
 
-  it('the Runtime quick start runs as printed: it prints its result and exits', async () => {
-    const block = readmeTsBlocks().find((b) => b.code.includes('new Runtime('));
+  it.each([
+    ['Runtime', 'new Runtime(', 'runtime-quick-start.ts', 'order-17 paid after 3 commits'],
+    ['Workflow', 'new Workflows(', 'workflow-quick-start.ts', 'signup-1: u-1 verified'],
+  ])('the %s quick start runs as printed: it prints its result and exits', async (_name, marker, fileName, printed) => {
+    const block = readmeTsBlocks().find((b) => b.code.includes(marker));
     expect(block).toBeDefined();
     mkdirSync(join(app, 'readme'), { recursive: true });
-    const file = join(app, 'readme', 'runtime-quick-start.ts');
+    const file = join(app, 'readme', fileName);
     writeFileSync(file, `${block!.code}\n`);
     // tsx strips the types (Node 20 cannot); 'leasehold' resolves to the tarball installed in the app.
     const tsx = pathToFileURL(join(repoRoot, 'node_modules/tsx/dist/esm/index.mjs')).href;
     const result = await node(app, ['--import', tsx, file]);
     expect(result.stderr.replace(/^.*ExperimentalWarning.*$/gm, '').trim()).toBe('');
-    expect(result.stdout.trim()).toBe('order-17 paid after 3 commits');
+    expect(result.stdout.trim()).toBe(printed);
     expect(result.code).toBe(0);
   });
 

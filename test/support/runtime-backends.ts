@@ -3,6 +3,7 @@
  * so another pair (the browser host) plugs in by adding one entry.
  */
 import type { Clock } from '../../src/clock.js';
+import type { SqlDatabase } from '../../src/sqlite/driver.js';
 import { openWasmDatabase } from '../../src/sqlite/wasm.js';
 import type { ExecutionStore } from '../../src/store/contract.js';
 import { InMemoryStore } from '../../src/store/memory.js';
@@ -35,6 +36,21 @@ export interface RuntimeSuiteCaps {
 /** Fresh, empty backends on `clock`; `maxAttempts` goes to the transport. */
 export type MakeRuntimeBackends = (options: { clock: Clock; maxAttempts?: number }) => Promise<RuntimeBackends>;
 
+/** A SqliteStore and a SqliteTransport on one database, as an app opens them; dispose closes the database. */
+export function sqlitePair(db: SqlDatabase, { clock, maxAttempts }: { clock: Clock; maxAttempts?: number }): RuntimeBackends {
+  const store = new SqliteStore(db);
+  const transport = new SqliteTransport(db, { clock, maxAttempts });
+  return {
+    store,
+    transport,
+    async dispose() {
+      await transport.close();
+      await store.close();
+      db.close();
+    },
+  };
+}
+
 /** A PostgresStore and a PostgresTransport in one schema of their own. */
 async function pgPair(db: PgDatabase, { clock, maxAttempts }: { clock: Clock; maxAttempts?: number }): Promise<RuntimeBackends> {
   const schema = await takeSchema(db);
@@ -66,20 +82,7 @@ export const runtimeBackendPairs: RuntimeBackendPair[] = [
   },
   {
     name: 'SqliteStore + SqliteTransport on one sqlite-wasm database',
-    async make({ clock, maxAttempts }) {
-      const db = await openWasmDatabase();
-      const store = new SqliteStore(db);
-      const transport = new SqliteTransport(db, { clock, maxAttempts });
-      return {
-        store,
-        transport,
-        async dispose() {
-          await transport.close();
-          await store.close();
-          db.close();
-        },
-      };
-    },
+    make: async (options) => sqlitePair(await openWasmDatabase(), options),
   },
   ...unlessFast<RuntimeBackendPair>([...ROUTES.map(({ route, label }) => ({ name: `a LeaseholdObject in workerd (${label})`, make: workerdRuntime(route), caps: { settlesInProcess: false }, runs: 8 })),
   {

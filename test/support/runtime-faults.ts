@@ -5,6 +5,12 @@
  * straight to the real backend.
  */
 
+import { ManualClock } from '../../src/clock.js';
+import type { ExecutionStore } from '../../src/store/contract.js';
+import type { Transport } from '../../src/transport/contract.js';
+import { END_OF_TIME } from '../conformance/store-harness.js';
+import type { MakeRuntimeBackends, RuntimeBackends } from './runtime-backends.js';
+
 /** What a worker that died mid-step throws. */
 export class Crash extends Error {
   override name = 'Crash';
@@ -34,4 +40,56 @@ export function withFaults<T extends object>(real: T): Faulty<T> {
     },
   });
   return { target, crashAt: (method) => void (armed = method) };
+}
+
+/**
+ * Steps `workers[i]` with `step`; a worker whose step crashed is gone, and `hire()` puts a new
+ * one (a new worker id) in its place. Resolves whether the step did anything (a crash counts).
+ */
+export async function stepOrReplace<W>(workers: W[], i: number, step: (worker: W) => Promise<{ kind: string }>, hire: () => W): Promise<boolean> {
+  try {
+    return (await step(workers[i]!)).kind !== 'idle';
+  } catch (error) {
+    if (!(error instanceof Crash)) throw error;
+    workers[i] = hire();
+    return true;
+  }
+}
+
+/**
+ * Runs `round` (every worker steps once; resolves whether any was busy) until a round is idle
+ * with no group queued and no timer armed, moving the clock past a lease whenever work is left
+ * only behind a lease or a timer. Resolves whether it got there within `rounds`.
+ */
+export async function drainToQuiet(
+  backends: { store: ExecutionStore; transport: Transport },
+  clock: ManualClock,
+  visibilityMs: number,
+  round: () => Promise<boolean>,
+  rounds = 400,
+): Promise<boolean> {
+  for (let i = 0; i < rounds; i++) {
+    if (await round()) continue;
+    const groups = (await backends.transport.inspect()).groups.length;
+    const armed = (await backends.store.dueTimers(END_OF_TIME)).length;
+    if (groups === 0 && armed === 0) return true;
+    clock.advance(visibilityMs + 1);
+  }
+  return false;
+}
+
+/**
+ * The property of a model check on one backend pair: each run gets a fresh clock at 1 000 000
+ * and fresh backends on it, checks scenario `s` with `check`, and disposes the backends.
+ */
+export function onFreshBackends<S>(make: MakeRuntimeBackends, check: (backends: RuntimeBackends, clock: ManualClock, s: S) => Promise<void>): (s: S) => Promise<void> {
+  return async (s) => {
+    const clock = new ManualClock(1_000_000);
+    const backends = await make({ clock: clock.now });
+    try {
+      await check(backends, clock, s);
+    } finally {
+      await backends.dispose();
+    }
+  };
 }

@@ -107,7 +107,7 @@ export async function makeHarness(make: MakeRuntimeBackends, options: { maxAttem
 }
 
 /** Steps the workers in turn until a whole round is idle; returns every result. */
-export async function drain(workers: Runtime[], limit = 500): Promise<StepResult[]> {
+export async function drain(workers: { step(): Promise<StepResult> }[], limit = 500): Promise<StepResult[]> {
   const results: StepResult[] = [];
   for (let round = 0; round < limit; round++) {
     let busy = false;
