@@ -34,17 +34,20 @@ import { sharedAliases } from '../vite.config.ts';
 // 0.7 kB more (10.4 kB). The in-memory transport then took on the SQL backends' refusal of
 // events JSON cannot carry (the validator: same semantics on every backend), and every options
 // object a check that names a misspelt option and the one meant: 0.8 kB more (11.2 kB). The
-// budget moved to 11.4 kB.
-const TARGETS = { core: 11_400, browserEntry: 15_000 };
+// budget moved to 11.4 kB. A nack's reason (kept as the message's last error, the Runtime's
+// cut to whole characters) and the walk that checks an event without encoding it (the encoder
+// had made publish 13–100× slower) added 0.3 kB (11.5 kB): the budget moved to 11.7 kB.
+const TARGETS = { core: 11_700, browserEntry: 15_000 };
 /**
  * Gzipped bytes each published entry may weigh, whole, a little above its figure when the
  * budget was set (in the comment: min / gzip, 2026-12-02), so growth is a decision, not a drift.
  */
 const ENTRY_BUDGETS = {
-  // 93 kB / 26.1 kB: contracts, memory and SQL backends, runtime, consume() (with onEvent);
+  // 93.2 kB / 26.5 kB with a nack's reason and the event walk; 93 kB / 26.1 kB: contracts,
+  // memory and SQL backends, runtime, consume() (with onEvent);
   // 77.6 / 22.0 before replace/merge by key, pause/resume, after, the option-name checks and
   // consume()'s onEvent; 70.3 / 20.3 before holds.
-  '.': 26_500,
+  '.': 26_900,
   // 16.5 / 6.2: the page's client (its host worker is measured above), with the transport's
   // argument checks it runs before a call crosses (after, pause, option names); 15.3 / 5.6 before;
   // 12.4 / 4.6 before the back/forward-cache hand-over, the errors naming each missing browser

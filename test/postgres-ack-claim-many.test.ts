@@ -224,14 +224,16 @@ describe.each(databases)('PostgresTransport.ackAndClaimMany on %s', (_name, data
     // Migration 4 only adds lh_ack_claim_many, 5 adds columns and functions (and replaces
     // three, which it replaces again), 6 adds two functions (and replaces one, which it
     // replaces again), 7 a table, columns, a trigger and functions (and replaces lh_claim
-    // again), and 8 the same for after (and replaces lh_publish_many and lh_redrive again):
-    // without them and their records the tables are exactly what leasehold at version 3 wrote.
+    // again), 8 the same for after (and replaces lh_publish_many and lh_redrive again), and 9 a
+    // column and lh_fail (and replaces lh_bury): without them and their records the tables are
+    // exactly what leasehold at version 3 wrote.
     await db.query(`DROP TRIGGER lh_waited_gone ON "${schema}".lh_messages`);
     await db.query(`DROP TRIGGER lh_waiter_gone ON "${schema}".lh_messages`);
     await db.query(`DROP TRIGGER lh_dead_letter_gone ON "${schema}".lh_dead_letters`);
     for (const fn of ['lh_waited_gone', 'lh_waiter_gone', 'lh_dead_letter_gone', 'lh_satisfy', 'lh_publish_after']) await db.query(`DROP FUNCTION "${schema}".${fn}`);
     await db.query(`DROP TABLE "${schema}".lh_waits`);
-    await db.query(`ALTER TABLE "${schema}".lh_messages DROP COLUMN waits, DROP COLUMN delay_until, DROP COLUMN watched`);
+    await db.query(`ALTER TABLE "${schema}".lh_messages DROP COLUMN waits, DROP COLUMN delay_until, DROP COLUMN watched, DROP COLUMN last_error`);
+    await db.query(`DROP FUNCTION "${schema}".lh_fail`);
     for (const fn of ['lh_ack_claim_many', 'lh_bury', 'lh_reject', 'lh_release_keeping', 'lh_discard', 'lh_publish_keyed', 'lh_merge_patch', 'lh_pause', 'lh_resume']) {
       await db.query(`DROP FUNCTION "${schema}".${fn}`);
     }
@@ -250,7 +252,7 @@ describe.each(databases)('PostgresTransport.ackAndClaimMany on %s', (_name, data
     const result = await upgraded.ackAndClaimMany([lease], 'w', 60_000, { max: 5 });
     expect(result.acked).toEqual([lease]);
     expect(result.claimed.map((l) => [l.groupId, l.event.n, l.attempt])).toEqual([['a', 1, 1]]);
-    expect(PG_SCHEMA_VERSION).toBe(8);
+    expect(PG_SCHEMA_VERSION).toBe(9);
     expect(await version()).toBe(PG_SCHEMA_VERSION);
     await upgraded.close();
   });
