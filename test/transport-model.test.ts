@@ -96,12 +96,13 @@ function publishArgs(spec: PublishSpec, n: number, now: number, lastIssued: numb
 }
 
 const seed = Number(process.env.FC_SEED ?? 20261130);
-// Runs per variant in `npm test`: each is up to 60 commands now that publishes can name `after`
-// and groups pause (1000 / 300 keep the file near its old 3 minutes on 2 cores); FC_RUNS=<n>
-// (e.g. 2000) searches longer, and `npm run soak`'s SOAK=1 runs four times as many.
-const scale = process.env.SOAK === '1' ? 4 : 1;
-const runsFor: Record<string, number> = { InMemoryTransport: 1000 * scale };
-const defaultRuns = Number(process.env.FC_RUNS ?? 300 * scale);
+// Runs per variant in `npm test`: each is up to 60 commands now that publishes can name `after`,
+// groups pause and nacks give reasons; 600 / 200 keep the file near 2 minutes on 2 cores (1000 /
+// 300 had grown to 3). FC_RUNS=<n> (e.g. 2000) searches longer, and `npm run soak`'s SOAK=1 runs
+// six times as many (3600 / 1200: more than npm test ran before the cut).
+const scale = process.env.SOAK === '1' ? 6 : 1;
+const runsFor: Record<string, number> = { InMemoryTransport: 600 * scale };
+const defaultRuns = Number(process.env.FC_RUNS ?? 200 * scale);
 
 describe.each(transportBackends)('model-based: $name', (backend) => {
   for (const [maxAttempts, onDeadLetter] of [[undefined, 'continue'], [3, 'continue'], [3, 'hold']] as const) {

@@ -35,9 +35,12 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.constantFrom(1, 5, 10, 30) }) },
 );
 
+/** Runs for `npm test`; `npm run soak` (SOAK=1) runs five times as many. */
+const soakRuns = (runs: number) => (process.env.SOAK === '1' ? runs * 5 : runs);
+
 describe.each(transportBackends)('the seed SQL oracle: $name', (backend) => {
   it('claims exactly what the seed claim SQL claims, every time, one claim or a batch (claimMany)', async () => {
-    const numRuns = backend.runs ?? 300;
+    const numRuns = backend.runs ?? soakRuns(200);
     let claims = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 20, maxLength: 80, size: 'max' }), async (ops) => {
@@ -103,7 +106,7 @@ describe.each(transportBackends)('the seed SQL oracle: $name', (backend) => {
   }, 300_000);
 
   it('claims what the seed claims with pauses, held dead letters, releases and after', async () => {
-    const numRuns = Math.min(backend.runs ?? 100, 100);
+    const numRuns = Math.min(backend.runs ?? soakRuns(60), soakRuns(60));
     let claims = 0;
     let stops = 0;
     await fc.assert(
