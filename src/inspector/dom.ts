@@ -38,6 +38,37 @@ export function setAttr(el: Element, name: string, value: string | null): void {
   } else if (el.getAttribute(name) !== value) el.setAttribute(name, value);
 }
 
+/**
+ * Puts `list`'s children in the order of `want` (elements not in `list` are inserted), moving
+ * only those off the longest run already in order. A claim moves its group from the front of the
+ * round-robin to the back: one move, where a naive pass moves every row after it, and each move
+ * costs the browser a layout of the list (Firefox spent 25 ms a frame at 200 groups).
+ */
+export function reorder(list: Element, want: readonly Element[]): void {
+  const at = new Map<Element, number>();
+  for (let i = 0; i < list.children.length; i++) at.set(list.children[i]!, i);
+  const stays = new Uint8Array(want.length);
+  // Longest increasing run of old positions (patience sorting): `tails[k]` ends a run of k+1.
+  const tails: number[] = [];
+  const before = new Int32Array(want.length).fill(-1);
+  want.forEach((el, i) => {
+    const old = at.get(el);
+    if (old === undefined) return;
+    let lo = 0;
+    let hi = tails.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (at.get(want[tails[mid]!]!)! < old) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0) before[i] = tails[lo - 1]!;
+    tails[lo] = i;
+  });
+  for (let i = tails.length ? tails[tails.length - 1]! : -1; i >= 0; i = before[i]!) stays[i] = 1;
+  // From the end, each element that moves goes right before its successor, already in place.
+  for (let i = want.length - 1; i >= 0; i--) if (!stays[i]) list.insertBefore(want[i]!, want[i + 1] ?? null);
+}
+
 const SVG = 'http://www.w3.org/2000/svg';
 
 /** A new SVG element with `attrs` and `children`. */

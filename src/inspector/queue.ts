@@ -5,7 +5,7 @@
  * and 2,000 messages redraw in a frame without layout jumps (every chip has a fixed size).
  */
 import type { GroupSnapshot, MessageSnapshot, TransportSnapshot } from '../transport/contract.js';
-import { h, icon, setAttr, setIcon, setText } from './dom.js';
+import { h, icon, reorder, setAttr, setIcon, setText } from './dom.js';
 import { eventLabel, seconds } from './format.js';
 
 /** Chips drawn per group; the rest is counted. Keeps the DOM bounded whatever the backlog. */
@@ -60,6 +60,7 @@ export class QueueView {
     const live: Chip[] = [];
     let messages = 0;
     let next = true;
+    const order: HTMLElement[] = [];
     snapshot.groups.forEach((group, index) => {
       seen.add(group.groupId);
       messages += group.messages.length;
@@ -68,8 +69,7 @@ export class QueueView {
         row = this.#row(group.groupId);
         this.#rows.set(group.groupId, row);
       }
-      // Move a row only when its place changed: the DOM keeps its nodes, focus and scroll.
-      if (this.#list.children[index] !== row.el) this.#list.insertBefore(row.el, this.#list.children[index] ?? null);
+      order.push(row.el);
       const free = !group.inFlight && group.messages.length > 0 && stoppedBy(group) === null;
       this.#updateRow(row, group, index, free && next, snapshot.now);
       if (free) next = false;
@@ -81,6 +81,8 @@ export class QueueView {
         this.#rows.delete(id);
       }
     }
+    // Rows keep their nodes (focus, scroll); only those whose place changed move.
+    reorder(this.#list, order);
     this.#live = live;
     this.#empty.hidden = snapshot.groups.length > 0;
     setText(this.#summary, `${snapshot.groups.length} group${snapshot.groups.length === 1 ? '' : 's'}, ${messages} message${messages === 1 ? '' : 's'} queued`);

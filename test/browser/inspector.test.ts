@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryTransport } from '../../src/index.js';
+import { reorder } from '../../src/inspector/dom.js';
 import { defineInspector, type LeaseholdInspectorElement } from '../../src/inspector/index.js';
 
 const mounted: HTMLElement[] = [];
@@ -119,5 +120,44 @@ describe('<leasehold-inspector>', () => {
     expect(() => (el.transport = {} as never)).toThrow(TypeError);
     expect(() => (el.pollMs = 0)).toThrow(RangeError);
     expect(() => defineInspector(3 as unknown as string)).toThrow(TypeError);
+  });
+});
+
+describe('reorder (how the queue view moves rows)', () => {
+  /** How many elements `reorder(list, want)` moved: each move removes a node from the list. */
+  function movesFor(list: HTMLElement, want: Element[]): number {
+    const observer = new MutationObserver(() => {});
+    observer.observe(list, { childList: true });
+    reorder(list, want);
+    const moved = observer.takeRecords().reduce((n, r) => n + r.removedNodes.length, 0);
+    observer.disconnect();
+    return moved;
+  }
+
+  const items = (n: number) => Array.from({ length: n }, (_, i) => Object.assign(document.createElement('li'), { id: `i${i}` }));
+
+  it('moves one row when the front group goes to the back, as a claim does', () => {
+    const list = document.createElement('ol');
+    const rows = items(200);
+    list.append(...rows);
+    const want = [...rows.slice(1), rows[0]!];
+    expect(movesFor(list, want)).toBe(1);
+    expect([...list.children]).toEqual(want);
+  });
+
+  it('reaches any order, keeping the nodes, inserting new ones and leaving extra ones for the caller', () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let run = 0; run < 300; run++) {
+      const list = document.createElement('ol');
+      const pool = items(1 + Math.floor(random() * 30));
+      const shown = pool.filter(() => random() < 0.7);
+      list.append(...shown);
+      const want = pool.filter(() => random() < 0.8).sort(() => random() - 0.5);
+      reorder(list, want);
+      const left = [...list.children].filter((el) => want.includes(el));
+      expect(left).toEqual(want);
+      expect(list.children.length).toBe(new Set([...want, ...shown]).size);
+    }
   });
 });
