@@ -153,7 +153,7 @@ describe('reorder (how the queue view moves rows)', () => {
       const pool = items(1 + Math.floor(random() * 30));
       const shown = pool.filter(() => random() < 0.7);
       list.append(...shown);
-      const want = pool.filter(() => random() < 0.8).sort(() => random() - 0.5);
+      const want: Element[] = pool.filter(() => random() < 0.8).sort(() => random() - 0.5);
       reorder(list, want);
       const left = [...list.children].filter((el) => want.includes(el));
       expect(left).toEqual(want);
