@@ -45,7 +45,7 @@ export default defineConfig({
           globalSetup: ['test/support/servers-global.ts'],
           // Vitest's default is one file at a time on 2 cores (cores - 1). Node's files wait on
           // fsync, child processes, PostgreSQL and workerd more than they compute: two at once
-          // ran the layer in 492 s against ~860 s one at a time, every test passing (b0c4e1f+).
+          // ran the layer in 492 s against ~860 s one at a time, every test passing (at 3c9b182).
           maxWorkers: 2,
         },
       },
