@@ -188,7 +188,9 @@ export class Schedules {
     const record = records[event.path];
     const name = event.path;
     if (record === undefined || record.paused || record.next !== event.fireAt) return undefined;
-    const { fire, next } = dueSlots(record, info.now);
+    // The timer is due by the clock of the worker that swept it; one whose clock runs behind must
+    // still fire it, or the re-armed timer would repeat this timeout's id and never be handled.
+    const { fire, next } = dueSlots(record, Math.max(info.now, event.fireAt as number));
     const effects: Effects = { spawn: [], trace: { schedule: name, slots: fire } };
     const target = record.target;
     for (const slot of fire) {

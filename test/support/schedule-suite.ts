@@ -33,7 +33,7 @@ interface Harness extends RuntimeBackends {
   schedules: Schedules;
   /** The seqs each event id was published under (a second message for one slot would show here). */
   published: Map<string, Set<number>>;
-  worker(id: string, overrides?: { store?: RuntimeBackends['store'] }): Runtime;
+  worker(id: string, overrides?: { store?: RuntimeBackends['store']; clock?: () => number }): Runtime;
   /** The slots the target execution applied. */
   seen(): Promise<number[]>;
 }
@@ -75,7 +75,7 @@ export function describeSchedules(name: string, make: MakeRuntimeBackends): void
             handler: schedules.handler(record),
             workerId: id,
             visibilityMs: VISIBILITY_MS,
-            clock: clock.now,
+            clock: overrides.clock ?? clock.now,
             retryBaseMs: 100,
             retryMaxMs: 1_000,
             newId: () => `evt-${++ids}`,
@@ -213,6 +213,16 @@ export function describeSchedules(name: string, make: MakeRuntimeBackends): void
       expect(types).toEqual([`schedule:s:${START + MINUTE}`, `schedule:s:${START + 5 * MINUTE}`]);
       // A spec whose next slot is one already fired moves past it.
       expect(await h.schedules.schedule('s', { everyMs: 5 * MINUTE, startAt: START }, tick)).toMatchObject({ next: START + 10 * MINUTE });
+    });
+
+    it('fires a slot whose timer a worker with a clock ahead swept, on a worker whose clock is behind', async () => {
+      await h.schedules.schedule('minutely', everyMinute, tick);
+      h.clock.set(START + MINUTE - 2_000);
+      const ahead = h.worker('ahead', { clock: () => h.clock.now() + 5_000 });
+      expect((await ahead.step()).kind).toBe('timers');
+      await drain([h.worker('behind')]);
+      expect(await h.seen()).toEqual([START + MINUTE]);
+      expect(await h.schedules.get('minutely')).toMatchObject({ next: START + 2 * MINUTE, fired: 1 });
     });
 
     it('publishes one message for a slot whose first firing died before its commit', async () => {
