@@ -4,7 +4,7 @@
  */
 import { LeaseholdError, StoreConflictError } from '../errors.js';
 import { Runtime } from '../runtime/runtime.js';
-import { Schedules } from '../schedule/schedules.js';
+import type { Schedules } from '../schedule/schedules.js';
 import type { AbortSignalLike, RuntimeEvent, StepResult } from '../runtime/types.js';
 import type { Execution, ExecutionStore } from '../store/contract.js';
 import { checkId, checkInteger, checkObject, checkOptions } from '../validate.js';
@@ -65,7 +65,10 @@ export class Workflows {
       this.#registry.set(workflow.name, workflow);
     });
     const { workflows: _workflows, schedules, ...runtimeOptions } = options;
-    if (schedules !== undefined && !(schedules instanceof Schedules)) throw new TypeError('options.schedules must be a Schedules (from leasehold/schedule)');
+    // Checked by shape, not instanceof: the workflow entry must not carry the schedule code.
+    if (schedules !== undefined && typeof (schedules as Partial<Schedules> | null)?.handler !== 'function') {
+      throw new TypeError('options.schedules must be a Schedules (from leasehold/schedule)');
+    }
     const handler = workflowHandler(this.#registry);
     this.#runtime = new Runtime({ ...runtimeOptions, handler: schedules === undefined ? handler : schedules.handler(handler) });
     this.#store = options.store;
