@@ -108,7 +108,10 @@ export class Schedules {
   /**
    * Pauses schedule `name`: once this resolves, no slot of it is decided until `resume`; slots
    * that pass meanwhile are not fired, not even by `resume`. Pausing a paused schedule does nothing.
+   * Resolves the schedule as stored.
+   * @throws TypeError / RangeError for a bad name, before anything is read.
    * @throws LeaseholdError NOT_FOUND if there is no such schedule.
+   * @throws StoreConflictError if the schedules kept changing under 20 attempts.
    */
   async pause(name: string): Promise<ScheduleSnapshot> {
     checkId('name', name);
@@ -123,8 +126,8 @@ export class Schedules {
 
   /**
    * Resumes schedule `name`: its next slot is the first after now. Resuming a running schedule
-   * does nothing.
-   * @throws LeaseholdError NOT_FOUND if there is no such schedule.
+   * does nothing. Resolves the schedule as stored.
+   * @throws as {@link pause}.
    */
   async resume(name: string): Promise<ScheduleSnapshot> {
     checkId('name', name);
@@ -140,6 +143,7 @@ export class Schedules {
   /**
    * Removes schedule `name` and disarms its timer. Resolves whether it existed. Scheduling the
    * name again starts afresh (its old slots may fire again).
+   * @throws TypeError / RangeError for a bad name; StoreConflictError as {@link pause}.
    */
   async remove(name: string): Promise<boolean> {
     checkId('name', name);
@@ -153,7 +157,10 @@ export class Schedules {
     return existed;
   }
 
-  /** Schedule `name` as stored (a copy), or undefined. */
+  /**
+   * Schedule `name` as stored (a copy), or undefined.
+   * @throws TypeError / RangeError for a bad name.
+   */
   async get(name: string): Promise<ScheduleSnapshot | undefined> {
     checkId('name', name);
     const record = this.#records(await this.#store.load(this.#id))[name];
@@ -172,7 +179,8 @@ export class Schedules {
    * A Runtime handler that fires the schedules and hands every other execution's events to
    * `inner` (default: none; such events are then marked processed and dropped). Give it as the
    * `handler` of every Runtime on this store and transport, or as the `schedules` option of
-   * `Workflows`.
+   * `Workflows`. A Runtime on this store and transport whose handler is not wrapped may take a
+   * schedule's timer and hand it to its own handler, and the schedule then stops firing.
    */
   handler<X extends Execution, E extends RuntimeEvent>(inner?: Handler<X, E>): Handler<X, E> {
     return (exe, event, info) => {
