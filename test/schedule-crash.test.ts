@@ -1,6 +1,6 @@
 /**
  * A schedule under contention and SIGKILL: four worker processes fire one schedule (every
- * 100 ms, catch-up 'all') on a better-sqlite3 file for two seconds, on the real clock; one of
+ * 100 ms, catch-up 'all') on a better-sqlite3 file for 2.5 s each, on the real clock; one of
  * them dies — by its own SIGKILL inside a firing, after publishing a slot and before the commit
  * that records it, or by the test's SIGKILL at a random moment. Every slot from the first to
  * the last is then published exactly once (one seq per slot id across every publish and every
@@ -20,7 +20,8 @@ import { seeded } from './support/torture.js';
 
 const child = new URL('./support/schedule-crash-child.ts', import.meta.url).pathname;
 const EVERY_MS = 100;
-const RUN_MS = 2_000;
+/** How long each worker runs, from its own start (tsx takes 0.5–2 s to start one). */
+const RUN_MS = 2_500;
 
 /** Seqs seen per slot event id, from every worker's reports. */
 type History = Map<string, Set<number>>;
@@ -48,33 +49,34 @@ describe('a schedule under 4 processes and a SIGKILL (better-sqlite3 file)', () 
 
         const history: History = new Map();
         const random = seeded(how.length);
-        const until = begin + RUN_MS;
         const inside = how.startsWith('inside');
         const start = (i: number) =>
-          runChild(child, [file, `until=${until}`, ...(inside && i === 0 ? ['die=1'] : [])], (line) => {
+          runChild(child, [file, `for=${RUN_MS}`, ...(inside && i === 0 ? ['die=1'] : [])], (line) => {
             const [kind, seq, id] = line.split(' ');
+            // At a random moment of the first 0.8 s of slots (and before the worker's own end).
+            if (!inside && i === 0 && kind === 'READY') setTimeout(() => workers[0]!.proc.kill('SIGKILL'), Math.min(RUN_MS - 400, Math.max(0, begin - Date.now()) + random() * 800));
             if (kind === 'PUB' || kind === 'CLAIM') note(history, seq!, id!);
             // Inside a firing: the others start as the first worker publishes its first slot (and dies).
             if (inside && i === 0 && kind === 'PUB' && workers.length === 1) workers.push(...[1, 2, 3].map(start));
           });
         const workers = inside ? [start(0)] : [0, 1, 2, 3].map(start);
-        // Early enough that its lease (1 s) runs out while the others still run.
-        if (!inside) setTimeout(() => workers[0]!.proc.kill('SIGKILL'), begin - Date.now() + random() * RUN_MS * 0.4);
         await workers[0]!.ended;
         const ended = await Promise.all(workers.map((w) => w.ended));
         expect(workers).toHaveLength(4);
         expect([ended[0]!.signal, ended[0]!.stderr]).toEqual(['SIGKILL', '']);
         for (const end of ended.slice(1)) expect([end.code, end.stderr]).toEqual([0, '']);
 
-        // Stop the schedule and let one more worker finish what is queued.
+        // One more worker, its clock past any lease the dead one may still hold, finishes what is
+        // due and queued; then the schedule stops and it finishes again.
+        const clock = () => Date.now() + 1_100;
         const db = await openBetterSqliteDatabase(file);
         const finalStore = new SqliteStore(db);
-        const sqlite = new SqliteTransport(db);
-        const final = new Schedules({ store: finalStore, transport: sqlite });
-        const stopped = await final.pause('tick');
-        const runtime = new Runtime({ store: finalStore, transport: sqlite, workerId: 'final', handler: final.handler((exe, event) => void (exe.seen as unknown[]).push(event.slot)) });
-        // The dead worker's lease (1 s) ran out during the run, which went on for longer.
+        const sqlite = new SqliteTransport(db, { clock });
+        const final = new Schedules({ store: finalStore, transport: sqlite, clock });
+        const runtime = new Runtime({ store: finalStore, transport: sqlite, workerId: 'final', clock, handler: final.handler((exe, event) => void (exe.seen as unknown[]).push(event.slot)) });
         const results = await drain([runtime]);
+        const stopped = await final.pause('tick');
+        results.push(...(await drain([runtime])));
         for (const r of results) if (r.kind === 'handled' && r.executionId === 'ticks') note(history, String(r.seq), r.eventId);
 
         const slots = Array.from({ length: stopped.fired }, (_, k) => begin + k * EVERY_MS);

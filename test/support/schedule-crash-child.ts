@@ -1,7 +1,7 @@
 /**
  * A worker of the schedule contention test: runs a Runtime that fires the schedules (and applies
- * the slot events to execution `ticks`) on a better-sqlite3 file, on the real clock, until
- * `until=<ms>`. Reports every slot publish it made (`PUB <seq> <event id>`) and every claim of a
+ * the slot events to execution `ticks`) on a better-sqlite3 file, on the real clock, for
+ * `for=<ms>` from its start (`READY` when it begins). Reports every slot publish it made (`PUB <seq> <event id>`) and every claim of a
  * slot event (`CLAIM <seq> <event id>`), each written before the call's result is used (stdout
  * to a pipe is synchronous on Linux, so a report is out before a kill). With `die=<n>`, it
  * SIGKILLs itself right after its n-th slot publish: inside a firing, before its commit.
@@ -15,7 +15,7 @@ import { SqliteTransport } from '../../src/transport/sqlite.js';
 
 const [file, ...flags] = process.argv.slice(2);
 const option = (name: string): string | undefined => flags.find((f) => f.startsWith(`${name}=`))?.slice(name.length + 1);
-const until = Number(option('until'));
+const runFor = Number(option('for'));
 const dieAfter = Number(option('die') ?? 0);
 
 const db = await openBetterSqliteDatabase(file!);
@@ -58,6 +58,7 @@ const runtime = new Runtime({
   }),
 });
 const stop = new AbortController();
-setTimeout(() => stop.abort(), Math.max(0, until - Date.now()));
+setTimeout(() => stop.abort(), runFor);
+process.stdout.write('READY\n');
 await runtime.run({ signal: stop.signal });
 process.stdout.write('DONE\n', () => process.exit(0));
