@@ -16,6 +16,7 @@ export const sharedAliases = {
   'leasehold/postgres': here('./src/postgres/index.ts'),
   'leasehold/watch': here('./src/watch/watch.ts'),
   'leasehold/workflow': here('./src/workflow/index.ts'),
+  'leasehold/schedule': here('./src/schedule/index.ts'),
   'leasehold/react': here('./src/react/index.ts'),
   // The server half first: an alias also matches longer specifiers that start with it.
   'leasehold/inspector/http': here('./src/inspector/http.ts'),

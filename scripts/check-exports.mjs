@@ -17,6 +17,7 @@ const expected = {
   './postgres': ['PostgresTransport', 'PostgresStore', 'fromPg', 'fromPglite'],
   './watch': ['watchQueue'],
   './workflow': ['defineWorkflow', 'Workflows', 'WorkflowNondeterminismError', 'ChildWorkflowError'],
+  './schedule': ['Schedules', 'CATCH_UP', 'slotEventId'],
   './inspector': ['defineInspector', 'httpTransport', 'QueueView', 'DeadLettersView'],
   './inspector/http': ['inspectorHandler'],
   './react': ['useQueueStats', 'usePendingCount', 'useGroupMessages', 'useDeadLetters'],

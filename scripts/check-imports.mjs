@@ -25,6 +25,8 @@ export const LAYERS = [
   // The contracts and backends: the queue, the store, the SQL driver seam they run on.
   { name: 'backends', units: ['transport', 'store', 'sqlite'] },
   { name: 'runtime', units: ['runtime'] },
+  // Schedules: kept in the store, fired by a Runtime's handler; below workflows, which can run them.
+  { name: 'schedule', units: ['schedule'] },
   // consume() drives any transport and uses the runtime's scheduling: above both, below hosts.
   { name: 'consume', units: ['consume'] },
   // Workflows: async functions of (input, step) run by a Runtime; above it, below hosts.

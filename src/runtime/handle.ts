@@ -76,7 +76,7 @@ export async function handleLease<X extends Execution>(cfg: Config<X>, lease: Le
   const exe = cfg.clone(stored);
   const renewal = new Renewal(cfg, lease);
   try {
-    const effects = await cfg.handler(exe, event, { now: readClock(cfg.clock), attempt: lease.attempt, workerId: cfg.workerId });
+    const effects = await cfg.handler(exe, event, { now: readClock(cfg.clock), attempt: lease.attempt, seq: lease.seq, workerId: cfg.workerId });
     const changes = toChanges(effects, control, readClock(cfg.clock), cfg.newId);
     writeControl(exe, control);
     changes.processedEventId = d.eventId;

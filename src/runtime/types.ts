@@ -92,6 +92,11 @@ export interface HandlerInfo {
   now: number;
   /** Which delivery of this message this is (1 for the first). */
   attempt: number;
+  /**
+   * The transport seq of the message being handled: the same on every delivery of it. A publish
+   * with `after: seq` waits until this message is acked, that is until this event's commit landed.
+   */
+  seq: number;
   /** The worker running the handler. */
   workerId: string;
 }

@@ -11,6 +11,7 @@
  * - **pending step**: the last step of the history while it waits (a sleep, an event, a
  *   child); the workflow goes no further until it is done.
  */
+import type { Schedules } from '../schedule/schedules.js';
 import type { Transport } from '../transport/contract.js';
 import type { RuntimeOptions } from '../runtime/types.js';
 
@@ -156,6 +157,11 @@ export type WorkflowsOptions = Omit<RuntimeOptions, 'handler' | 'transport'> & {
   transport: Transport<unknown>;
   /** The workflows this worker can run, each under its own name. Every worker sharing the store needs the same ones. */
   workflows: readonly Workflow<never, unknown>[];
+  /**
+   * Schedules (on the same store and transport) this worker fires: a schedule whose target is
+   * `{ workflow, input }` starts one run of that workflow per slot.
+   */
+  schedules?: Schedules;
 };
 
 /** An event as `Workflows.send` takes it. */

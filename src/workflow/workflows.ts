@@ -4,6 +4,7 @@
  */
 import { LeaseholdError, StoreConflictError } from '../errors.js';
 import { Runtime } from '../runtime/runtime.js';
+import type { Schedules } from '../schedule/schedules.js';
 import type { AbortSignalLike, RuntimeEvent, StepResult } from '../runtime/types.js';
 import type { Execution, ExecutionStore } from '../store/contract.js';
 import { checkId, checkInteger, checkObject, checkOptions } from '../validate.js';
@@ -14,7 +15,7 @@ import type { SendWorkflowEvent, Workflow, WorkflowFunction, WorkflowSnapshot, W
 /** The keys of WorkflowsOptions: the Runtime's without `handler`, plus `workflows`. */
 const OPTIONS = [
   'workflows', 'store', 'transport', 'workerId', 'visibilityMs', 'clock', 'scheduler', 'renewEveryMs', 'retryBaseMs', 'retryMaxMs',
-  'suspendHoldMs', 'idleMinMs', 'idleMaxMs', 'relayBatch', 'relayEvery', 'newId', 'clone', 'onUntargeted',
+  'suspendHoldMs', 'idleMinMs', 'idleMaxMs', 'relayBatch', 'relayEvery', 'newId', 'clone', 'onUntargeted', 'schedules',
 ];
 
 /** How often `cancel` reloads and retries when a step commits under it. */
@@ -63,8 +64,13 @@ export class Workflows {
       if (this.#registry.has(workflow.name)) throw new RangeError(`options.workflows[${i}].name ${JSON.stringify(workflow.name)} is registered twice`);
       this.#registry.set(workflow.name, workflow);
     });
-    const { workflows: _workflows, ...runtimeOptions } = options;
-    this.#runtime = new Runtime({ ...runtimeOptions, handler: workflowHandler(this.#registry) });
+    const { workflows: _workflows, schedules, ...runtimeOptions } = options;
+    // Checked by shape, not instanceof: the workflow entry must not carry the schedule code.
+    if (schedules !== undefined && typeof (schedules as Partial<Schedules> | null)?.handler !== 'function') {
+      throw new TypeError('options.schedules must be a Schedules (from leasehold/schedule)');
+    }
+    const handler = workflowHandler(this.#registry);
+    this.#runtime = new Runtime({ ...runtimeOptions, handler: schedules === undefined ? handler : schedules.handler(handler) });
     this.#store = options.store;
     this.#clone = options.clone ?? ((exe) => JSON.parse(JSON.stringify(exe)) as Execution);
   }
