@@ -23,6 +23,8 @@ import {
   neverIssued,
   checkTransportOptions,
   headState,
+  lowestFrom,
+  newOrigin,
   MAX_PRIORITY,
   type PublishArgs,
   waitingState,
@@ -50,6 +52,8 @@ import { type HeapItem, MinHeap } from './heap.js';
 
 interface Message<E> {
   readonly seq: number;
+  /** Its number among the queue's publishes (Lease.counter); kept by a redrive. */
+  readonly counter: number;
   readonly groupId: string;
   /** Replaced or merged into by a publish with the same key and `onDuplicate`, while queued. */
   event: E;
@@ -127,6 +131,14 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   /** Groups whose head is leased or parked, soonest expiry first. */
   readonly #locked = new MinHeap<Group<E>>(byExpiry);
   readonly #dead = new Map<number, DeadLetter<E>>();
+  /** The counters of the dead letters, by seq: a redrive gives its message the same one. */
+  readonly #deadCounters = new Map<number, number>();
+  /** This transport's origin: an in-memory database is made with the transport. */
+  readonly #origin = newOrigin();
+  #lastCounter = 0;
+  /** The counters of the messages in the queue, and a number no higher than the lowest of them. */
+  readonly #queuedCounters = new Set<number>();
+  #lowWater = 1;
   #lastSeq = 0;
   #claimCounter = 0;
   #queued = 0;
@@ -307,7 +319,8 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       this.#unheap(group); // before its claim order, the free heap's key, changes
       group.claimOrder = ++this.#claimCounter;
       this.#markLocked(group, message.expiry);
-      return this.#lease(message);
+      this.#lowWater = lowestFrom(this.#lowWater, this.#lastCounter, (c) => this.#queuedCounters.has(c));
+      return { ...this.#lease(message), lowWater: this.#lowWater };
     }
   }
 
@@ -334,6 +347,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       this.#heldCount++;
     }
     this.#removeHead(group, true);
+    this.#deadCounters.set(message.seq, message.counter);
     this.#dead.set(message.seq, { seq: message.seq, groupId: group.id, priority: group.priority, event: message.event, attempt: message.attempt, deadAt: now, reason: reason ?? message.lastError });
   }
 
@@ -363,7 +377,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     const message = this.#held(lease);
     message.expiry = readClock(this.#clock) + visibilityMs;
     this.#markLocked(this.#groups.get(message.groupId)!, message.expiry);
-    return this.#lease(message);
+    return { ...this.#lease(message), ...(lease.lowWater === undefined ? {} : { lowWater: lease.lowWater }) };
   }
 
   async stats(): Promise<TransportStats> {
@@ -413,6 +427,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
           group.fifo.splice(i, 1);
           if (message.key !== null) group.keys.delete(message.key);
           this.#queued--;
+          this.#queuedCounters.delete(message.counter);
           message.gone = true;
           this.#satisfy(seq);
         }
@@ -458,9 +473,14 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const letter = this.#deadLetter(seq);
     this.#dead.delete(seq);
+    const counter = this.#deadCounters.get(seq)!;
+    this.#deadCounters.delete(seq);
+    // Back in the queue under its old number, which may be below the mark.
+    this.#queuedCounters.add(counter);
+    this.#lowWater = Math.min(this.#lowWater, counter);
     const group = this.#groups.get(letter.groupId);
     if (group?.heldBy !== seq) {
-      const newSeq = this.#append(letter.groupId, letter.event, letter.priority, null, null, []);
+      const newSeq = this.#append(letter.groupId, letter.event, letter.priority, null, null, [], counter);
       // What waited for the dead letter waits for the message it became.
       const waiting = this.#waiters.get(seq);
       if (waiting) {
@@ -470,7 +490,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       return newSeq;
     }
     // Back to the head it held, with its own seq: every message behind it has a later one.
-    const message: Message<E> = { seq, groupId: group.id, event: letter.event, key: null, notBefore: null, attempt: 0, lastError: null, holder: null, expiry: null, waits: 0, gone: false };
+    const message: Message<E> = { seq, counter, groupId: group.id, event: letter.event, key: null, notBefore: null, attempt: 0, lastError: null, holder: null, expiry: null, waits: 0, gone: false };
     if (group.head > 0) group.fifo[--group.head] = message;
     else group.fifo.unshift(message);
     if (group.claimOrder === 0) group.firstSeq = seq;
@@ -484,6 +504,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const letter = this.#deadLetter(seq);
     this.#dead.delete(seq);
+    this.#deadCounters.delete(seq);
     this.#satisfy(seq);
     const group = this.#groups.get(letter.groupId);
     if (group?.heldBy !== seq) return;
@@ -562,9 +583,14 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     if (this.#closed) throw new ClosedError('transport');
   }
 
-  #append(groupId: string, event: E, priority: number, key: string | null, notBefore: number | null, waitsFor: readonly number[]): number {
+  /** Appends a message: a new publish, numbered next, unless `counter` gives a redriven one's own. */
+  #append(groupId: string, event: E, priority: number, key: string | null, notBefore: number | null, waitsFor: readonly number[], counter?: number): number {
     const seq = ++this.#lastSeq;
-    const message: Message<E> = { seq, groupId, event, key, notBefore, attempt: 0, lastError: null, holder: null, expiry: null, waits: waitsFor.length, gone: false };
+    if (counter === undefined) {
+      counter = ++this.#lastCounter;
+      this.#queuedCounters.add(counter);
+    }
+    const message: Message<E> = { seq, counter, groupId, event, key, notBefore, attempt: 0, lastError: null, holder: null, expiry: null, waits: waitsFor.length, gone: false };
     for (const named of waitsFor) {
       const waiting = this.#waiters.get(named);
       if (waiting) waiting.push(message);
@@ -632,6 +658,8 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       attempt: message.attempt,
       expiresAt: message.expiry!,
       queue: this.#queueName,
+      origin: this.#origin,
+      counter: message.counter,
     };
   }
 
@@ -650,6 +678,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     group.fifo[group.head] = undefined as unknown as Message<E>;
     group.head += 1;
     this.#queued--;
+    this.#queuedCounters.delete(message.counter);
     if (message.key !== null) group.keys.delete(message.key);
     if (group.heldBy !== null) {
       // Held: out of every heap, and kept while empty so that later publishes wait too.
