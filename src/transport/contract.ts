@@ -87,13 +87,14 @@ export interface Lease<E = unknown> {
    * redriven, a handler that acks without sending): use {@link Lease.lowWater} to tell those from
    * numbers still to come.
    *
-   * Databases made before schema 10 number the messages queued at the upgrade by their seq and
-   * go on from the largest seq issued; the numbering is gap-free from the upgrade on.
+   * Databases made before schema 10 number the messages (and dead letters) there at the upgrade
+   * by their seq and go on above them; the numbering is gap-free from the upgrade on.
    */
   readonly counter?: number;
   /**
-   * The low-water mark of this queue at the claim: the lowest `counter` of the messages still in
-   * the queue (ready, leased, parked, delayed, blocked, paused or held behind a dead letter;
+   * The low-water mark of this queue when the claim was made (for a batch, `claimMany` or
+   * `ackAndClaimMany`, when its last claim was made: its leases all carry the same mark): the
+   * lowest `counter` of the messages still in the queue (ready, leased, parked, delayed, blocked, paused or held behind a dead letter;
    * this lease's own message included, so `lowWater <= counter`). Every number below it had
    * left the queue for good before this claim: acked (delivered, or acked without sending),
    * cancelled, or dead-lettered — a dead letter is out of the queue, though a `redrive` may still

@@ -176,6 +176,12 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     return checked.map(({ groupId, event, args }) => this.#publish(groupId, event, args, args.delayMs > 0 ? now + args.delayMs : null));
   }
 
+  /** The low-water mark: the lowest counter still queued (see Lease.lowWater). */
+  #lowestQueued(): number {
+    this.#lowWater = lowestFrom(this.#lowWater, this.#lastCounter, (c) => this.#queuedCounters.has(c));
+    return this.#lowWater;
+  }
+
   /** When a message published now with `args` may first be delivered (null: at once). */
   #delayed(args: PublishArgs): number | null {
     return args.delayMs > 0 ? readClock(this.#clock) + args.delayMs : null;
@@ -255,7 +261,9 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       if (!lease) break;
       leases.push(lease);
     }
-    return leases;
+    // One mark for the batch, after its last claim (a later claim may dead-letter a lower number).
+    const lowWater = this.#lowestQueued();
+    return leases.map((lease) => ({ ...lease, lowWater }));
   }
 
   async ack(lease: Lease<E>): Promise<void> {
@@ -319,8 +327,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       this.#unheap(group); // before its claim order, the free heap's key, changes
       group.claimOrder = ++this.#claimCounter;
       this.#markLocked(group, message.expiry);
-      this.#lowWater = lowestFrom(this.#lowWater, this.#lastCounter, (c) => this.#queuedCounters.has(c));
-      return { ...this.#lease(message), lowWater: this.#lowWater };
+      return { ...this.#lease(message), lowWater: this.#lowestQueued() };
     }
   }
 

@@ -730,7 +730,10 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       if (!lease) break;
       leases.push(lease);
     }
-    return leases;
+    // One mark for the batch, after its last claim (a later claim may dead-letter a lower number).
+    if (leases.length < 2) return leases;
+    const lowWater = this.#lowWater();
+    return leases.map((lease) => ({ ...lease, lowWater }));
   }
 
   /** The body of ackMany, inside the caller's transaction: sorts each lease into `done`. */

@@ -164,6 +164,17 @@ export function describeOrigin(caps: TransportCaps, c: OriginSuiteContext): void
       expect([back.event, back.counter, back.lowWater]).toEqual(['create', 1, 1]);
     });
 
+    it.skipIf(!onePart)('gives every lease of a batch the mark after its last claim, past the heads it dead-lettered', async () => {
+      await c.open({ maxAttempts: 1 });
+      await t().publish('a', 1); // 1: delivered once, then dead-lettered by the batch
+      await t().publish('b', 2); // 2
+      await t().publish('c', 3); // 3
+      await t().nack((await t().claim('w', 1000))!);
+      const batch = await t().claimMany('w', 1000, { max: 5 });
+      expect(batch.map((l) => [l.counter, l.lowWater])).toEqual([[2, 2], [3, 2]]);
+      expect((await t().deadLetters()).map((d) => d.event)).toEqual([1]);
+    });
+
     it('keeps origin, counter and low-water mark on every delivery of a message and through extend', async () => {
       await t().publish('a', 1);
       await t().publish('b', 2);
