@@ -23,7 +23,6 @@ import {
   neverIssued,
   checkTransportOptions,
   headState,
-  lowestFrom,
   newOrigin,
   MAX_PRIORITY,
   type PublishArgs,
@@ -130,9 +129,8 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   readonly #free: MinHeap<Group<E>>[] = Array.from({ length: MAX_PRIORITY + 1 }, () => new MinHeap<Group<E>>(byClaimOrder));
   /** Groups whose head is leased or parked, soonest expiry first. */
   readonly #locked = new MinHeap<Group<E>>(byExpiry);
-  readonly #dead = new Map<number, DeadLetter<E>>();
-  /** The counters of the dead letters, by seq: a redrive gives its message the same one. */
-  readonly #deadCounters = new Map<number, number>();
+  /** Each with its message's counter, which a redrive gives back (and deadLetters() leaves out). */
+  readonly #dead = new Map<number, DeadLetter<E> & { counter: number }>();
   /** This transport's origin: an in-memory database is made with the transport. */
   readonly #origin = newOrigin();
   #lastCounter = 0;
@@ -176,9 +174,14 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     return checked.map(({ groupId, event, args }) => this.#publish(groupId, event, args, args.delayMs > 0 ? now + args.delayMs : null));
   }
 
-  /** The low-water mark: the lowest counter still queued (see Lease.lowWater). */
+  /**
+   * The low-water mark: the lowest counter still queued (see Lease.lowWater), found by stepping
+   * the mark past numbers no longer queued: amortised O(1) per message, since it only moves up
+   * (but for a redrive, which brings an old number back and the mark with it). Called only with
+   * a message queued (one was just leased), so the walk ends.
+   */
   #lowestQueued(): number {
-    this.#lowWater = lowestFrom(this.#lowWater, this.#lastCounter, (c) => this.#queuedCounters.has(c));
+    while (!this.#queuedCounters.has(this.#lowWater)) this.#lowWater++;
     return this.#lowWater;
   }
 
@@ -262,8 +265,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       leases.push(lease);
     }
     // One mark for the batch, after its last claim (a later claim may dead-letter a lower number).
-    const lowWater = this.#lowestQueued();
-    return leases.map((lease) => ({ ...lease, lowWater }));
+    return leases.map((lease) => ({ ...lease, lowWater: this.#lowestQueued() }));
   }
 
   async ack(lease: Lease<E>): Promise<void> {
@@ -327,7 +329,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       this.#unheap(group); // before its claim order, the free heap's key, changes
       group.claimOrder = ++this.#claimCounter;
       this.#markLocked(group, message.expiry);
-      return { ...this.#lease(message), lowWater: this.#lowestQueued() };
+      return this.#lease(message, this.#lowestQueued());
     }
   }
 
@@ -354,8 +356,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       this.#heldCount++;
     }
     this.#removeHead(group, true);
-    this.#deadCounters.set(message.seq, message.counter);
-    this.#dead.set(message.seq, { seq: message.seq, groupId: group.id, priority: group.priority, event: message.event, attempt: message.attempt, deadAt: now, reason: reason ?? message.lastError });
+    this.#dead.set(message.seq, { seq: message.seq, groupId: group.id, priority: group.priority, event: message.event, attempt: message.attempt, deadAt: now, reason: reason ?? message.lastError, counter: message.counter });
   }
 
   /** nack (`keepAttempt` false) or release (true): the head goes back, free now or parked. */
@@ -384,7 +385,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     const message = this.#held(lease);
     message.expiry = readClock(this.#clock) + visibilityMs;
     this.#markLocked(this.#groups.get(message.groupId)!, message.expiry);
-    return { ...this.#lease(message), ...(lease.lowWater === undefined ? {} : { lowWater: lease.lowWater }) };
+    return this.#lease(message, lease.lowWater);
   }
 
   async stats(): Promise<TransportStats> {
@@ -472,7 +473,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
 
   async deadLetters(): Promise<DeadLetter<E>[]> {
     this.#ensureOpen();
-    return [...this.#dead.values()].map((letter) => ({ ...letter }));
+    return Array.from(this.#dead.values(), ({ counter, ...letter }) => letter);
   }
 
   async redrive(seq: number): Promise<number> {
@@ -480,8 +481,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const letter = this.#deadLetter(seq);
     this.#dead.delete(seq);
-    const counter = this.#deadCounters.get(seq)!;
-    this.#deadCounters.delete(seq);
+    const { counter } = letter;
     // Back in the queue under its old number, which may be below the mark.
     this.#queuedCounters.add(counter);
     this.#lowWater = Math.min(this.#lowWater, counter);
@@ -511,7 +511,6 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const letter = this.#deadLetter(seq);
     this.#dead.delete(seq);
-    this.#deadCounters.delete(seq);
     this.#satisfy(seq);
     const group = this.#groups.get(letter.groupId);
     if (group?.heldBy !== seq) return;
@@ -526,7 +525,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#unhold(group);
   }
 
-  #deadLetter(seq: number): DeadLetter<E> {
+  #deadLetter(seq: number): DeadLetter<E> & { counter: number } {
     const letter = this.#dead.get(seq);
     if (!letter) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
     return letter;
@@ -593,10 +592,8 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   /** Appends a message: a new publish, numbered next, unless `counter` gives a redriven one's own. */
   #append(groupId: string, event: E, priority: number, key: string | null, notBefore: number | null, waitsFor: readonly number[], counter?: number): number {
     const seq = ++this.#lastSeq;
-    if (counter === undefined) {
-      counter = ++this.#lastCounter;
-      this.#queuedCounters.add(counter);
-    }
+    counter ??= ++this.#lastCounter;
+    this.#queuedCounters.add(counter);
     const message: Message<E> = { seq, counter, groupId, event, key, notBefore, attempt: 0, lastError: null, holder: null, expiry: null, waits: waitsFor.length, gone: false };
     for (const named of waitsFor) {
       const waiting = this.#waiters.get(named);
@@ -656,7 +653,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     return message;
   }
 
-  #lease(message: Message<E>): Lease<E> {
+  #lease(message: Message<E>, lowWater: number | undefined): Lease<E> {
     return {
       seq: message.seq,
       groupId: message.groupId,
@@ -667,6 +664,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       queue: this.#queueName,
       origin: this.#origin,
       counter: message.counter,
+      lowWater,
     };
   }
 

@@ -224,19 +224,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * runtime leasehold supports has, in secure contexts and out of them (unlike `randomUUID`).
  */
 export function newOrigin(): string {
-  const bytes = new Uint8Array(16);
-  const host = globalThis as { crypto?: { getRandomValues?(array: Uint8Array): Uint8Array } };
-  if (host.crypto?.getRandomValues) host.crypto.getRandomValues(bytes);
-  else for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(Math.random() * 256);
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
-/**
- * The lowest counter still queued, found from `low` (a number no higher than it) by stepping past
- * numbers `has` does not hold: the in-memory transports' low-water mark, amortised O(1) per
- * message since the mark only moves up, except after a redrive brings an old number back.
- */
-export function lowestFrom(low: number, last: number, has: (counter: number) => boolean): number {
-  while (low < last && !has(low)) low++;
-  return low;
+  const { crypto } = globalThis as unknown as { crypto: { getRandomValues(array: Uint8Array): Uint8Array } };
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => (b + 256).toString(16).slice(1)).join('');
 }
