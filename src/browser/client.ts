@@ -18,7 +18,7 @@ import { errorFromWire, type RemoteCall } from '../remote/wire.js';
 
 export type { OwnerInfo } from './protocol.js';
 export type { SqlGroupRow, SqlTraceEntry, SqlTraceStatement } from './trace.js';
-export type { OpenedAs, StorageFacts } from './storage.js';
+export type { LostDatabaseDetail, OpenedAs, StorageFacts } from './storage.js';
 
 /** Options of {@link openBrowserDatabase}. */
 export interface BrowserDatabaseOptions {
