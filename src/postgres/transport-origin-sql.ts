@@ -37,10 +37,11 @@ export function transportOriginMigration(s: string): string[] {
     `CREATE FUNCTION ${s}.lh_take_counter() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE v_counter bigint;
     BEGIN
-      -- Gone, or numbered since (a redrive gives its message its dead letter's number): nothing to take.
-      PERFORM 1 FROM ${s}.lh_messages m WHERE m.queue = NEW.queue AND m.group_id = NEW.group_id AND m.seq = NEW.seq AND m.counter IS NULL;
+      -- Nothing to take when the message is gone or numbered since (a redrive gives its message its dead letter's number).
+      UPDATE ${s}.lh_queues q SET last_counter = q.last_counter + 1 WHERE q.id = NEW.queue
+        AND EXISTS (SELECT 1 FROM ${s}.lh_messages m WHERE m.queue = NEW.queue AND m.group_id = NEW.group_id AND m.seq = NEW.seq AND m.counter IS NULL)
+        RETURNING q.last_counter INTO v_counter;
       IF NOT FOUND THEN RETURN NULL; END IF;
-      UPDATE ${s}.lh_queues q SET last_counter = q.last_counter + 1 WHERE q.id = NEW.queue RETURNING q.last_counter INTO v_counter;
       UPDATE ${s}.lh_messages m SET counter = v_counter WHERE m.queue = NEW.queue AND m.group_id = NEW.group_id AND m.seq = NEW.seq;
       RETURN NULL;
     END $$`,
