@@ -337,13 +337,15 @@ describe.each(drivers)('a database written by leasehold at schema version 5, wit
     const call = (target: CallMessage['target'], method: string, args: unknown[], id: string, now = written.now): CallMessage => ({ kind: 'call', id, target, method, args, now });
 
     const core = new HostCore(db);
-    // The core ran only its steps after 5 (holds, entry 6; pauses, 7; after, 8; last errors, 9); the host's one step found its table there already.
-    expect(execs).toHaveLength(5);
+    // The core ran only its steps after 5 (holds, entry 6; pauses, 7; after, 8; last errors, 9;
+    // origin and counters, 10); the host's one step found its table there already.
+    expect(execs).toHaveLength(6);
     expect(execs[0]).toMatch(/ALTER TABLE lh_groups ADD COLUMN held_seq/);
     expect(execs[1]).toMatch(/ALTER TABLE lh_groups ADD COLUMN paused/);
     expect(execs[2]).toMatch(/ALTER TABLE lh_messages ADD COLUMN waits/);
     expect(execs[3]).toMatch(/ALTER TABLE lh_messages ADD COLUMN last_error/);
-    expect(execs[4]).toMatch(/CREATE TABLE IF NOT EXISTS lh_calls/);
+    expect(execs[4]).toMatch(/CREATE TABLE lh_origin/);
+    expect(execs[5]).toMatch(/CREATE TABLE IF NOT EXISTS lh_calls/);
     expect([raw.schemaVersion('core'), raw.schemaVersion('host')]).toEqual([SCHEMA_VERSION, 1]);
     expect(raw.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
 
@@ -356,6 +358,11 @@ describe.each(drivers)('a database written by leasehold at schema version 5, wit
     const publish = call('transport', 'publish', ['g9', 'new', undefined], 'pub-new');
     const seq = await core.serve(publish);
     expect(await core.serve(publish)).toBe(seq);
+    // Migration 10 numbered the queued messages by their seq, and the counter goes on from the last seq.
+    const claimed = (await core.serve(call('transport', 'claimMany', ['w2', 60_000, { max: 100 }], 'claim-all'))) as Lease[];
+    expect(claimed.map((l) => l.counter)).toEqual(claimed.map((l) => l.seq));
+    expect(claimed.map((l) => l.seq)).toContain(seq);
+    expect(claimed[0]!.origin).toMatch(/^[0-9a-f]{32}$/);
     await core.close();
 
     const again = await driver.open(path);

@@ -16,6 +16,15 @@
  *   watch the outbox wait without spending attempts.
  * - `GET /api/mutations`: what it stored, in arrival order, with counts of duplicates, refusals
  *   and outage answers. `GET /api/notes`: the latest text of each note, and the tasks.
+ * - Loss detection. Each mutation comes with the headers `leasehold-origin`, `-counter` and
+ *   `-low-water` (its lease's `origin`, `counter` and `lowWater`): the server records, per origin,
+ *   every counter it received (stored, repeated or refused: not an outage answer, which the
+ *   device sends again) and the highest low-water mark. `GET /api/origins` reports per origin
+ *   the numbers it never received, as ranges `[from, to]`: `removed` below the mark (cancelled,
+ *   discarded, refused and not retried: on purpose) and `missing` from the mark up to the highest
+ *   number received (still to come). `POST /api/origins/lost` with `{ origin }` is the device
+ *   saying that database was lost (`db.lostOrigin`): its `missing` numbers will never come, and
+ *   the report calls them `lost`.
  *
  * With `--data <file>` every stored mutation is appended to that file (one JSON line each) before
  * the answer goes out, and read back on start, so a restart (a deploy) keeps them.
@@ -42,6 +51,8 @@ const TYPES = {
 const NOTE = /^note-[a-z0-9]{1,40}$/;
 const TASK = /^task-[a-z0-9]{1,40}$/;
 const MAX_BODY = 64 * 1024;
+/** A database's origin, as leasehold makes it: 32 hex digits. */
+const ORIGIN = /^[0-9a-f]{32}$/;
 
 /** Why a mutation is malformed (422), or null. */
 function malformed(m, maxLength) {
@@ -62,6 +73,30 @@ function conflict(m, notes, tasks) {
   if (m.op === 'create' && (notes.has(m.entity) || tasks.has(m.entity))) return `${m.entity} exists already`;
   if (m.op === 'create' && m.note !== undefined && !notes.has(m.note)) return `there is no ${m.note} to add ${m.entity} to: its create has not arrived`;
   return null;
+}
+
+/** The numbers from 1 to `to` not in `counters` and in [from, to], as ranges `[first, last]`. */
+function gaps(counters, from, to) {
+  const ranges = [];
+  for (let n = Math.max(from, 1); n <= to; n++) {
+    if (counters.has(n)) continue;
+    const last = ranges.at(-1);
+    if (last && last[1] === n - 1) last[1] = n;
+    else ranges.push([n, n]);
+  }
+  return ranges;
+}
+
+/**
+ * What the server knows of one origin's numbers: every number below the highest low-water mark it
+ * received and never got was removed on purpose on the device; one from the mark up to the
+ * highest number received is still to come, or — once the device said the database was lost —
+ * lost with it. (Numbers above the highest received are invisible to the server until one arrives.)
+ */
+function report(origin, { counters, lowWater, lost }) {
+  const highest = counters.size === 0 ? 0 : Math.max(...counters);
+  const missing = gaps(counters, lowWater, highest);
+  return { origin, received: counters.size, highest, lowWater, removed: gaps(counters, 1, Math.min(lowWater - 1, highest)), missing: lost ? [] : missing, lost: lost ? missing : [] };
 }
 
 /** The `leasehold-attempt` header as a number, or null. */
@@ -86,6 +121,16 @@ async function readBody(request) {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The request's body as JSON, in `{ value }`; or a 400 already sent, and undefined. */
+async function jsonBody(request, response) {
+  try {
+    return { value: JSON.parse(await readBody(request)) };
+  } catch {
+    send(response, 400, { error: 'the body is not JSON' });
+    return undefined;
+  }
+}
+
 /**
  * Starts the server. `port` 0 picks a free one. Resolves once it listens, with its URL, the
  * stored state (for tests in the same process) and `close()`.
@@ -103,6 +148,21 @@ export async function startServer({ port = 8787, host = '127.0.0.1', dist = 'dis
   let unavailable = 0;
   /** The outage answers `POST /api/outage` asked for, first one next. */
   const outage = [];
+  /** Per origin: the counters received, the highest low-water mark, and whether its device reported it lost. */
+  const origins = new Map();
+  const originEntry = (origin) => {
+    if (!origins.has(origin)) origins.set(origin, { counters: new Set(), lowWater: 1, lost: false });
+    return origins.get(origin);
+  };
+  const received = (request) => {
+    const origin = request.headers['leasehold-origin'];
+    const counter = Number(request.headers['leasehold-counter']);
+    const lowWater = Number(request.headers['leasehold-low-water']);
+    if (typeof origin !== 'string' || !ORIGIN.test(origin) || !Number.isSafeInteger(counter) || counter < 1) return;
+    const entry = originEntry(origin);
+    entry.counters.add(counter);
+    if (Number.isSafeInteger(lowWater) && lowWater > entry.lowWater) entry.lowWater = lowWater;
+  };
   const apply = (m) => {
     mutations.push(m);
     ids.add(m.id);
@@ -127,6 +187,7 @@ export async function startServer({ port = 8787, host = '127.0.0.1', dist = 'dis
         const headers = retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) };
         return send(response, status, { error: status === 429 ? 'too many requests' : 'down for maintenance' }, headers);
       }
+      received(request);
       if (ids.has(mutation?.id)) {
         duplicates += 1;
         return send(response, 200, { stored: false, duplicate: true });
@@ -145,17 +206,24 @@ export async function startServer({ port = 8787, host = '127.0.0.1', dist = 'dis
       return send(response, 201, { stored: true });
     }
     if (path === '/api/outage' && request.method === 'POST') {
-      let asked;
-      try {
-        asked = JSON.parse(await readBody(request));
-      } catch {
-        return send(response, 400, { error: 'the body is not JSON' });
-      }
+      const body = await jsonBody(request, response);
+      if (!body) return;
+      const asked = body.value;
       const { count = 1, status = 503, retryAfter } = asked ?? {};
       if (!Number.isInteger(count) || count < 0 || (status !== 503 && status !== 429)) return send(response, 422, { error: 'want { count: an integer ≥ 0, status: 503 or 429, retryAfter? }' });
       for (let i = 0; i < count; i++) outage.push({ status, retryAfter });
       return send(response, 200, { answers: outage.length });
     }
+    if (path === '/api/origins/lost' && request.method === 'POST') {
+      const body = await jsonBody(request, response);
+      if (!body) return;
+      const asked = body.value;
+      if (typeof asked?.origin !== 'string' || !ORIGIN.test(asked.origin)) return send(response, 422, { error: 'want { origin: 32 hex digits }' });
+      const entry = originEntry(asked.origin);
+      entry.lost = true;
+      return send(response, 200, report(asked.origin, entry));
+    }
+    if (path === '/api/origins' && request.method === 'GET') return send(response, 200, { origins: [...origins].map(([origin, entry]) => report(origin, entry)) });
     if (path === '/api/mutations' && request.method === 'GET') return send(response, 200, { mutations, duplicates, rejected, unavailable, maxLength });
     if (path === '/api/notes' && request.method === 'GET') return send(response, 200, { notes: Object.fromEntries(notes), tasks: Object.fromEntries(tasks) });
     return send(response, 404, { error: `no ${request.method} ${path}` });

@@ -11,14 +11,14 @@ import { checkPublish, checkPublishItems, checkTransportOptions } from '../trans
 import { checkId, checkInteger, checkObject, checkOptions, toJson } from '../validate.js';
 import type { CallMessage, HostOptions, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
 import type { SqlTraceEntry } from './trace.js';
-import { findDatabase, markDatabase, type OpenedAs, requestPersist, type StorageFacts, storageFacts } from './storage.js';
+import { findDatabase, LOST_EVENT, type LostDatabaseDetail, markDatabase, type OpenedAs, requestPersist, type StorageFacts, storageFacts } from './storage.js';
 import { remoteStore, remoteTransport } from '../remote/client.js';
 import type { Target } from '../remote/methods.js';
 import { errorFromWire, type RemoteCall } from '../remote/wire.js';
 
 export type { OwnerInfo } from './protocol.js';
 export type { SqlGroupRow, SqlTraceEntry, SqlTraceStatement } from './trace.js';
-export type { OpenedAs, StorageFacts } from './storage.js';
+export type { LostDatabaseDetail, OpenedAs, StorageFacts } from './storage.js';
 
 /** Options of {@link openBrowserDatabase}. */
 export interface BrowserDatabaseOptions {
@@ -91,6 +91,21 @@ export interface BrowserDatabase<E = unknown, X extends Execution = Execution> {
    * the server's own checks cover that case.
    */
   readonly opened: OpenedAs;
+  /**
+   * The database's origin: a random id made with its tables, which every lease of its queues
+   * carries (`lease.origin`, with `lease.counter` and `lease.lowWater`), so a server can check
+   * that it received each publish. Kept for the database's life; a database made again after a
+   * loss has a new one.
+   */
+  readonly origin: string;
+  /**
+   * With {@link opened} `'lost'`: the origin of the database that was lost, as the marker kept
+   * it (null otherwise, and for a marker written before leasehold kept origins). Tell the server:
+   * the numbers of that origin it has not received by now will never come. The open that finds
+   * the loss also dispatches the event `'leasehold:lost'` on `globalThis`, its `detail`
+   * `{ name, lostOrigin, origin }`, for code that is not handed the database.
+   */
+  readonly lostOrigin: string | null;
   /** Storage facts from the page: persisted, the origin's usage and quota, the engine, {@link opened}. Never rejects. */
   storage(): Promise<StorageFacts>;
   /**
@@ -163,7 +178,7 @@ export async function openBrowserDatabaseWith<E = unknown, X extends Execution =
   if (!starters.createWorker && typeof Worker === 'undefined') throw notInABrowser();
   const name = options.name;
   // Before the host starts: it creates the file, after which a lost one cannot be told from a new one.
-  const opened = await findDatabase(name, storage);
+  const { opened, lostOrigin } = await findDatabase(name, storage);
   const createWorker = () => starters.createWorker?.() ?? new Worker(new URL('./host.worker.js', import.meta.url), { type: 'module', name: `leasehold:${name}` });
   const connection = new Connection(createWorker, clock, storage === 'opfs' ? () => startBroker(starters) : undefined);
   const hostOptions: HostOptions = { name: options.name, storage, durability };
@@ -177,12 +192,25 @@ export async function openBrowserDatabaseWith<E = unknown, X extends Execution =
     connection.terminate();
     throw error;
   }
-  if (storage === 'opfs') await markDatabase(name);
+  let origin: string;
+  try {
+    origin = (await connection.call('host', 'origin', [])) as string;
+  } catch (error) {
+    connection.terminate();
+    throw error;
+  }
+  if (storage === 'opfs') await markDatabase(name, origin);
+  if (opened === 'lost') {
+    const detail: LostDatabaseDetail = { name, lostOrigin, origin };
+    globalThis.dispatchEvent?.(new CustomEvent(LOST_EVENT, { detail }));
+  }
   // A shared database only: an in-memory one lives in this tab's worker and would be lost.
   const lifecycle = storage === 'opfs' ? watchLifecycle(connection) : () => {};
   return {
     name: options.name,
     opened,
+    origin,
+    lostOrigin,
     storage: () => storageFacts(storage, opened),
     persist: requestPersist,
     transport: connection.transport<E>(DEFAULT_QUEUE),

@@ -152,9 +152,11 @@ export function startHost(scope: Scope): void {
   const serve = async (call: CallMessage, journaled: boolean, caller: string): Promise<AnswerMessage> => {
     try {
       // The SQL trace lives with the owner: another tab's page reaches it by forwarding.
-      if (call.target === 'host') return { kind: 'answer', id: call.id, ok: true, value: tracer?.entries() ?? [] };
+      if (call.target === 'host' && call.method !== 'origin') return { kind: 'answer', id: call.id, ok: true, value: tracer?.entries() ?? [] };
       if (failure) throw failure.error;
       if (!core) throw new StorageError('STORAGE_UNAVAILABLE', 'the database is not open');
+      // The database's origin (schema 10), which the page keeps in its marker to name a loss.
+      if (call.target === 'host') return { kind: 'answer', id: call.id, ok: true, value: opened!.db.prepare('SELECT origin FROM lh_origin WHERE id = 1').get<{ origin: string }>()!.origin };
       return { kind: 'answer', id: call.id, ok: true, value: await core.serve(call, journaled, caller) };
     } catch (error) {
       return { kind: 'answer', id: call.id, ok: false, error: errorToWire(await explainStorageFailure(error, options!.name)) };

@@ -67,21 +67,43 @@ function markers<T>(mode: IDBTransactionMode, body: (store: IDBObjectStore) => I
   });
 }
 
+/** What {@link findDatabase} found: how the database opens, and the origin of the one that was lost. */
+export interface FoundDatabase {
+  opened: OpenedAs;
+  /** With `'lost'`: the lost database's origin, as its marker kept it (null for a marker written before leasehold kept origins). */
+  lostOrigin: string | null;
+}
+
+/** The event {@link LOST_EVENT} carries in its `detail`. */
+export interface LostDatabaseDetail {
+  /** The database's name. */
+  name: string;
+  /** The origin of the database that was lost (null when its marker did not keep one). */
+  lostOrigin: string | null;
+  /** The origin of the new, empty database made in its place. */
+  origin: string;
+}
+
+/** The name of the event `openBrowserDatabase` dispatches on `globalThis` when it finds a database lost. */
+export const LOST_EVENT = 'leasehold:lost';
+
 /**
  * Before the database `name` opens: is its OPFS pool there, and did this origin have it before?
  * Pool there: `'existing'`. Not there, but a marker says it was: `'lost'`. Neither: `'new'`.
  */
-export async function findDatabase(name: string, engine: 'opfs' | 'memory'): Promise<OpenedAs> {
-  if (engine === 'memory') return 'new';
+export async function findDatabase(name: string, engine: 'opfs' | 'memory'): Promise<FoundDatabase> {
+  if (engine === 'memory') return { opened: 'new', lostOrigin: null };
   // opfs-sahpool keeps the pool `leasehold-<name>` in the directory `.leasehold-<name>` (opfs.ts).
   const present = await manager()?.getDirectory?.()
     .then((root) => root.getDirectoryHandle(`.leasehold-${name}`))
     .then(() => true, () => false);
-  if (present) return 'existing';
-  return (await markers('readonly', (store) => store.get(name))) === undefined ? 'new' : 'lost';
+  if (present) return { opened: 'existing', lostOrigin: null };
+  const marker = (await markers('readonly', (store) => store.get(name))) as { origin?: unknown } | undefined;
+  if (marker === undefined) return { opened: 'new', lostOrigin: null };
+  return { opened: 'lost', lostOrigin: typeof marker?.origin === 'string' ? marker.origin : null };
 }
 
-/** After the database `name` opened: remember that this origin has it. */
-export async function markDatabase(name: string): Promise<void> {
-  await markers('readwrite', (store) => store.put({ since: Date.now() }, name));
+/** After the database `name` opened: remember that this origin has it, and the database's origin. */
+export async function markDatabase(name: string, origin: string): Promise<void> {
+  await markers('readwrite', (store) => store.put({ since: Date.now(), origin }, name));
 }

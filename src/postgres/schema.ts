@@ -17,10 +17,11 @@ import { transportHoldMigration } from './transport-hold-sql.js';
 import { transportPauseMigration } from './transport-pause-sql.js';
 import { transportAfterMigration } from './transport-after-sql.js';
 import { transportLastErrorMigration } from './transport-last-error-sql.js';
+import { transportOriginMigration } from './transport-origin-sql.js';
 import { transportSpeedMigration } from './transport-speed-sql.js';
 
 /** Each entry moves the schema from version i to i + 1: statements, one per string. Never edit a released entry; append. */
-const migrations: readonly ((s: string) => string[])[] = [transportMigration, storeMigration, transportSpeedMigration, ackClaimManyMigration, transportHoldMigration, transportDuplicateMigration, transportPauseMigration, transportAfterMigration, transportLastErrorMigration];
+const migrations: readonly ((s: string) => string[])[] = [transportMigration, storeMigration, transportSpeedMigration, ackClaimManyMigration, transportHoldMigration, transportDuplicateMigration, transportPauseMigration, transportAfterMigration, transportLastErrorMigration, transportOriginMigration];
 
 /** The schema version this build of leasehold writes. */
 export const PG_SCHEMA_VERSION = migrations.length;

@@ -137,23 +137,36 @@ export function transportAfterMigration(s: string): string[] {
 
     // Migration 5's redrive, the message put back before its dead letter goes (whose trigger
     // would otherwise free what waits for it), and the waits moved to a new seq.
-    `CREATE OR REPLACE FUNCTION ${s}.lh_redrive(p_queue integer, p_seqs regclass, p_seq bigint, p_channel text) RETURNS bigint LANGUAGE plpgsql AS $$
-    DECLARE v_group text; v_priority smallint; v_event text; v_seq bigint;
+    redriveFunction(s, false),
+  ];
+}
+
+/**
+ * `lh_redrive`: migration 8's (the message put back before its dead letter goes, whose trigger
+ * would otherwise free what waits for it, and the waits moved to a new seq) and, with
+ * `keepCounter`, migration 10's: the message comes back under its dead letter's counter.
+ */
+export function redriveFunction(s: string, keepCounter: boolean): string {
+  const notify = `IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;`;
+  // The tail path publishes, whose counter is taken at commit only while still NULL (migration 10).
+  const counter = keepCounter ? `\n        UPDATE ${s}.lh_messages m SET counter = v_counter WHERE m.queue = p_queue AND m.group_id = v_group AND m.seq = v_seq;` : '';
+  return `CREATE OR REPLACE FUNCTION ${s}.lh_redrive(p_queue integer, p_seqs regclass, p_seq bigint, p_channel text) RETURNS bigint LANGUAGE plpgsql AS $$
+    DECLARE v_group text; v_priority smallint; v_event text; v_seq bigint;${keepCounter ? ' v_counter bigint;' : ''}
     BEGIN
-      SELECT d.group_id, d.priority, d.event INTO v_group, v_priority, v_event FROM ${s}.lh_dead_letters d
+      SELECT d.group_id, d.priority, d.event${keepCounter ? ', d.counter' : ''} INTO v_group, v_priority, v_event${keepCounter ? ', v_counter' : ''} FROM ${s}.lh_dead_letters d
         WHERE d.queue = p_queue AND d.seq = p_seq FOR UPDATE;
       IF NOT FOUND THEN RETURN NULL; END IF;
       PERFORM 1 FROM ${s}.lh_groups g WHERE g.queue = p_queue AND g.group_id = v_group AND g.held_seq = p_seq FOR UPDATE;
       IF FOUND THEN
         -- Every message behind it has a later seq, so under its own it is the head again.
-        INSERT INTO ${s}.lh_messages (queue, group_id, seq, event, watched)
-          VALUES (p_queue, v_group, p_seq, v_event, EXISTS (SELECT 1 FROM ${s}.lh_waits w WHERE w.queue = p_queue AND w.on_seq = p_seq));
+        INSERT INTO ${s}.lh_messages (queue, group_id, seq, event, watched${keepCounter ? ', counter' : ''})
+          VALUES (p_queue, v_group, p_seq, v_event, EXISTS (SELECT 1 FROM ${s}.lh_waits w WHERE w.queue = p_queue AND w.on_seq = p_seq)${keepCounter ? ', v_counter' : ''});
         UPDATE ${s}.lh_groups g SET held_seq = NULL, head_attempt = 0, holder = NULL, locked_until = NULL
           WHERE g.queue = p_queue AND g.group_id = v_group;
         v_seq := p_seq;
         ${notify}
       ELSE
-        v_seq := ${s}.lh_publish(p_queue, p_seqs, v_group, v_event, v_priority, NULL, 0, NULL, p_channel);
+        v_seq := ${s}.lh_publish(p_queue, p_seqs, v_group, v_event, v_priority, NULL, 0, NULL, p_channel);${counter}
         UPDATE ${s}.lh_waits w SET on_seq = v_seq WHERE w.queue = p_queue AND w.on_seq = p_seq;
         IF FOUND THEN
           UPDATE ${s}.lh_messages m SET watched = true WHERE m.queue = p_queue AND m.group_id = v_group AND m.seq = v_seq;
@@ -161,6 +174,5 @@ export function transportAfterMigration(s: string): string[] {
       END IF;
       DELETE FROM ${s}.lh_dead_letters d WHERE d.queue = p_queue AND d.seq = p_seq;
       RETURN v_seq;
-    END $$`,
-  ];
+    END $$`;
 }

@@ -48,6 +48,8 @@ interface QueueRefs {
   seqs: number;
   claims: number;
   channel: string;
+  /** The schema's origin (migration 10), which its leases carry. */
+  origin: string;
 }
 
 interface LeaseRow {
@@ -56,6 +58,9 @@ interface LeaseRow {
   o_event: string;
   o_attempt: number;
   o_expires: number;
+  /** From lh_counter_of and lh_low_water, called in the claim's select list (see #leaseColumns). */
+  o_counter: string | number | null;
+  o_low: string | number | null;
 }
 
 /**
@@ -135,8 +140,9 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const s = this.#s;
     await migratePostgres(this.#db, this.#schema);
     const refs = `SELECT id, to_regclass(format('%I.%I', $2::text, 'lh_q' || id || '_seq'))::oid::int8 AS seqs,
-      to_regclass(format('%I.%I', $2::text, 'lh_q' || id || '_claims'))::oid::int8 AS claims, on_dead_letter FROM ${s}.lh_queues WHERE name = $1`;
-    type Row = { id: number; seqs: string | null; claims: string | null; on_dead_letter: DeadLetterPolicy | null };
+      to_regclass(format('%I.%I', $2::text, 'lh_q' || id || '_claims'))::oid::int8 AS claims, on_dead_letter,
+      (SELECT origin FROM ${s}.lh_origin) AS origin FROM ${s}.lh_queues WHERE name = $1`;
+    type Row = { id: number; seqs: string | null; claims: string | null; on_dead_letter: DeadLetterPolicy | null; origin: string };
     let [row] = await this.#db.query<Row>(refs, [this.#queueName, this.#schema]);
     if (!row?.claims) {
       [row] = await this.#db.transaction(async (tx) => {
@@ -157,7 +163,16 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     }
     if (policy !== null) checkQueuePolicy(this.#queueName, policy, this.#requestedPolicy);
     // The claims sequence's OID is unique in the database: a channel no other queue or schema shares.
-    return { id, seqs: Number(seqs), claims: Number(claims), channel: `lh_${claims}` };
+    return { id, seqs: Number(seqs), claims: Number(claims), channel: `lh_${claims}`, origin: row!.origin };
+  }
+
+  /**
+   * A claim function's rows (as `c`) with each lease's counter and the queue's low-water mark
+   * ($1 is the queue), read after the claim ran: the functions return what they did before
+   * migration 10, and a row without a group (lh_ack_claim_many's first) gets nulls.
+   */
+  get #leaseColumns(): string {
+    return `c.*, ${this.#s}.lh_counter_of($1, c.o_group, c.o_seq) AS o_counter, CASE WHEN c.o_group IS NULL THEN NULL ELSE ${this.#s}.lh_low_water($1) END AS o_low`;
   }
 
   #fn(name: string, args: number): string {
@@ -221,10 +236,10 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
-    const rows = await this.#db.query<LeaseRow>(`SELECT * FROM ${this.#fn('lh_claim', 7)}`, [
+    const rows = await this.#db.query<LeaseRow>(`SELECT ${this.#leaseColumns} FROM ${this.#fn('lh_claim', 7)} c`, [
       q.id, q.claims, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts,
     ]);
-    return rows[0] ? leaseOf<E>(rows[0], workerId, this.#queueName) : null;
+    return rows[0] ? leaseOf<E>(rows[0], workerId, this.#queueName, q.origin) : null;
   }
 
   async claimMany(workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<Lease<E>[]> {
@@ -232,10 +247,10 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
-    const rows = await this.#db.query<LeaseRow>(`SELECT * FROM ${this.#fn('lh_claim_many', 8)}`, [
+    const rows = await this.#db.query<LeaseRow>(`SELECT ${this.#leaseColumns} FROM ${this.#fn('lh_claim_many', 8)} c`, [
       q.id, q.claims, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, max,
     ]);
-    return rows.map((row) => leaseOf<E>(row, workerId, this.#queueName));
+    return rows.map((row) => leaseOf<E>(row, workerId, this.#queueName, q.origin));
   }
 
   async ack(lease: Lease<E>): Promise<void> {
@@ -265,10 +280,10 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const now = this.#now();
     const q = await this.#open();
     // The first row carries the acks' outcome; the claimed leases follow (lh_ack_claim_many).
-    const [acks, ...claimed] = await this.#db.query<LeaseRow & { o_done: string }>(`SELECT * FROM ${this.#fn('lh_ack_claim_many', 10)}`, [
+    const [acks, ...claimed] = await this.#db.query<LeaseRow & { o_done: string }>(`SELECT ${this.#leaseColumns} FROM ${this.#fn('lh_ack_claim_many', 10)} c`, [
       q.id, q.claims, JSON.stringify(leases.map(heldBy)), encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, max, this.#inline(q),
     ]);
-    const result = { ...sortAcks(leases, acks!.o_done), claimed: claimed.map((row) => leaseOf<E>(row, workerId, this.#queueName)) };
+    const result = { ...sortAcks(leases, acks!.o_done), claimed: claimed.map((row) => leaseOf<E>(row, workerId, this.#queueName, q.origin)) };
     if (result.acked.length > 0) this.#changed(q);
     return result;
   }
@@ -280,12 +295,12 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const now = this.#now();
     const q = await this.#open();
     const [group, seq, attempt, holder] = heldBy(lease);
-    const rows = await this.#db.query<LeaseRow & { o_lost: boolean }>(`SELECT * FROM ${this.#fn('lh_ack_claim', 12)}`, [
+    const rows = await this.#db.query<LeaseRow & { o_lost: boolean }>(`SELECT ${this.#leaseColumns} FROM ${this.#fn('lh_ack_claim', 12)} c`, [
       q.id, q.claims, group, seq, attempt, holder, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, this.#inline(q),
     ]);
     if (rows[0]?.o_lost) throw lost(lease);
     this.#changed(q);
-    return rows[0] ? leaseOf<E>(rows[0], workerId, this.#queueName) : null;
+    return rows[0] ? leaseOf<E>(rows[0], workerId, this.#queueName, q.origin) : null;
   }
 
   async nack(lease: Lease<E>, delayMs = 0, reason?: string): Promise<void> {
@@ -489,8 +504,11 @@ function lost(lease: Lease<unknown>): LeaseLostError {
   return new LeaseLostError(lease.seq, lease.attempt, lease.groupId);
 }
 
-function leaseOf<E>(row: LeaseRow, workerId: string, queue: string): Lease<E> {
-  return { seq: Number(row.o_seq), groupId: decodeId(row.o_group), event: JSON.parse(row.o_event) as E, workerId, attempt: row.o_attempt, expiresAt: row.o_expires, queue };
+function leaseOf<E>(row: LeaseRow, workerId: string, queue: string, origin: string): Lease<E> {
+  return {
+    seq: Number(row.o_seq), groupId: decodeId(row.o_group), event: JSON.parse(row.o_event) as E, workerId, attempt: row.o_attempt, expiresAt: row.o_expires, queue,
+    origin, counter: Number(row.o_counter), lowWater: Number(row.o_low),
+  };
 }
 
 /** pause/resume's optional group: checked, and as stored (null: the whole queue). */

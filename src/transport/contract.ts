@@ -29,6 +29,10 @@
  *   (the same inclusive rule as a park); as the head of its group it holds the group meanwhile.
  * - **queue**: a name; the SQL backends keep several independent queues in one database, each
  *   with its own groups, seqs, claim counter, keys and dead letters.
+ * - **origin**: a random id a database gets when its tables are created (an in-memory transport
+ *   when it is constructed). A database that is deleted and created again is a new origin.
+ * - **counter**: a publish's number in its queue and origin: 1, 2, 3… with no gap, given in the
+ *   publish's own transaction to each message it creates. What a server checks (see {@link Lease.counter}).
  *
  * Times are milliseconds read from the backend's injected clock (default `Date.now`).
  */
@@ -59,6 +63,48 @@ export interface Lease<E = unknown> {
    * say) without it is still taken as the receiving queue's.
    */
   readonly queue?: string;
+  /**
+   * The origin of the database that issued the lease: a random id (32 hex digits) made when its
+   * tables were created, kept for the database's life. A database that was lost (cleared, evicted)
+   * and made again has a new origin, so a server never mistakes its counters for the old ones.
+   * Every transport sets it, as it sets `counter` and `lowWater`; optional in the type for
+   * leases written by hand. Transports take it back unchecked: it is not part of the fence.
+   */
+  readonly origin?: string;
+  /**
+   * The message's number among the messages published into this queue of this origin: the first
+   * is 1, and each publish that creates a message takes the next, in its own transaction, so no
+   * number is skipped or given twice, whatever the number of publishers: a publish that fails
+   * (rolled back) spends none, a `'skip'` duplicate creates no message and spends none, a
+   * `'replace'` or `'merge'` that changes a queued message in place keeps that message's number
+   * (it is still one intent; the server sees its latest event under it), and one that appends a
+   * message (the queued one was under a live lease) takes the next. A redriven dead letter keeps
+   * its number; every delivery of a message carries the same one.
+   *
+   * A server keys what it received by `(origin, queue, counter)`. Messages reach it out of
+   * counter order (groups are delivered in parallel; a message may wait, be parked, or wait for
+   * `after`), and numbers are missing for good on purpose (a cancel, a discard, a dead letter not
+   * redriven, a handler that acks without sending): use {@link Lease.lowWater} to tell those from
+   * numbers still to come.
+   *
+   * Databases made before schema 10 number the messages (and dead letters) there at the upgrade
+   * by their seq and go on above them; the numbering is gap-free from the upgrade on.
+   */
+  readonly counter?: number;
+  /**
+   * The low-water mark of this queue when the claim was made (for a batch, `claimMany` or
+   * `ackAndClaimMany`, when its last claim was made: its leases all carry the same mark): the
+   * lowest `counter` of the messages still in the queue (ready, leased, parked, delayed, blocked, paused or held behind a dead letter;
+   * this lease's own message included, so `lowWater <= counter`). Every number below it had
+   * left the queue for good before this claim: acked (delivered, or acked without sending),
+   * cancelled, or dead-lettered — a dead letter is out of the queue, though a `redrive` may still
+   * bring it back under its old number. A server that never received a number below the
+   * largest `lowWater` it saw from an origin knows that number was not lost with the device: it
+   * was removed on purpose. A number at or above it that the server has not received is still
+   * to come — or, once the device reports its database lost (`db.lostOrigin` in the browser),
+   * lost with it.
+   */
+  readonly lowWater?: number;
 }
 
 /** See {@link PublishOptions.onDuplicate}. */

@@ -23,6 +23,7 @@ import {
   neverIssued,
   checkTransportOptions,
   headState,
+  newOrigin,
   MAX_PRIORITY,
   type PublishArgs,
   waitingState,
@@ -50,6 +51,8 @@ import { type HeapItem, MinHeap } from './heap.js';
 
 interface Message<E> {
   readonly seq: number;
+  /** Its number among the queue's publishes (Lease.counter); kept by a redrive. */
+  readonly counter: number;
   readonly groupId: string;
   /** Replaced or merged into by a publish with the same key and `onDuplicate`, while queued. */
   event: E;
@@ -126,7 +129,14 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   readonly #free: MinHeap<Group<E>>[] = Array.from({ length: MAX_PRIORITY + 1 }, () => new MinHeap<Group<E>>(byClaimOrder));
   /** Groups whose head is leased or parked, soonest expiry first. */
   readonly #locked = new MinHeap<Group<E>>(byExpiry);
-  readonly #dead = new Map<number, DeadLetter<E>>();
+  /** Each with its message's counter, which a redrive gives back (and deadLetters() leaves out). */
+  readonly #dead = new Map<number, DeadLetter<E> & { counter: number }>();
+  /** This transport's origin: an in-memory database is made with the transport. */
+  readonly #origin = newOrigin();
+  #lastCounter = 0;
+  /** The counters of the messages in the queue, and a number no higher than the lowest of them. */
+  readonly #queuedCounters = new Set<number>();
+  #lowWater = 1;
   #lastSeq = 0;
   #claimCounter = 0;
   #queued = 0;
@@ -162,6 +172,17 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     // returns): checked whole first, so a bad one leaves nothing written.
     for (const { args } of checked) for (const seq of args.after) if (seq > this.#lastSeq) throw neverIssued(seq, this.#lastSeq);
     return checked.map(({ groupId, event, args }) => this.#publish(groupId, event, args, args.delayMs > 0 ? now + args.delayMs : null));
+  }
+
+  /**
+   * The low-water mark: the lowest counter still queued (see Lease.lowWater), found by stepping
+   * the mark past numbers no longer queued: amortised O(1) per message, since it only moves up
+   * (but for a redrive, which brings an old number back and the mark with it). Called only with
+   * a message queued (one was just leased), so the walk ends.
+   */
+  #lowestQueued(): number {
+    while (!this.#queuedCounters.has(this.#lowWater)) this.#lowWater++;
+    return this.#lowWater;
   }
 
   /** When a message published now with `args` may first be delivered (null: at once). */
@@ -243,7 +264,8 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       if (!lease) break;
       leases.push(lease);
     }
-    return leases;
+    // One mark for the batch, after its last claim (a later claim may dead-letter a lower number).
+    return leases.map((lease) => ({ ...lease, lowWater: this.#lowestQueued() }));
   }
 
   async ack(lease: Lease<E>): Promise<void> {
@@ -307,7 +329,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       this.#unheap(group); // before its claim order, the free heap's key, changes
       group.claimOrder = ++this.#claimCounter;
       this.#markLocked(group, message.expiry);
-      return this.#lease(message);
+      return this.#lease(message, this.#lowestQueued());
     }
   }
 
@@ -334,7 +356,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       this.#heldCount++;
     }
     this.#removeHead(group, true);
-    this.#dead.set(message.seq, { seq: message.seq, groupId: group.id, priority: group.priority, event: message.event, attempt: message.attempt, deadAt: now, reason: reason ?? message.lastError });
+    this.#dead.set(message.seq, { seq: message.seq, groupId: group.id, priority: group.priority, event: message.event, attempt: message.attempt, deadAt: now, reason: reason ?? message.lastError, counter: message.counter });
   }
 
   /** nack (`keepAttempt` false) or release (true): the head goes back, free now or parked. */
@@ -363,7 +385,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     const message = this.#held(lease);
     message.expiry = readClock(this.#clock) + visibilityMs;
     this.#markLocked(this.#groups.get(message.groupId)!, message.expiry);
-    return this.#lease(message);
+    return this.#lease(message, lease.lowWater);
   }
 
   async stats(): Promise<TransportStats> {
@@ -413,6 +435,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
           group.fifo.splice(i, 1);
           if (message.key !== null) group.keys.delete(message.key);
           this.#queued--;
+          this.#queuedCounters.delete(message.counter);
           message.gone = true;
           this.#satisfy(seq);
         }
@@ -450,7 +473,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
 
   async deadLetters(): Promise<DeadLetter<E>[]> {
     this.#ensureOpen();
-    return [...this.#dead.values()].map((letter) => ({ ...letter }));
+    return Array.from(this.#dead.values(), ({ counter, ...letter }) => letter);
   }
 
   async redrive(seq: number): Promise<number> {
@@ -458,9 +481,13 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const letter = this.#deadLetter(seq);
     this.#dead.delete(seq);
+    const { counter } = letter;
+    // Back in the queue under its old number, which may be below the mark.
+    this.#queuedCounters.add(counter);
+    this.#lowWater = Math.min(this.#lowWater, counter);
     const group = this.#groups.get(letter.groupId);
     if (group?.heldBy !== seq) {
-      const newSeq = this.#append(letter.groupId, letter.event, letter.priority, null, null, []);
+      const newSeq = this.#append(letter.groupId, letter.event, letter.priority, null, null, [], counter);
       // What waited for the dead letter waits for the message it became.
       const waiting = this.#waiters.get(seq);
       if (waiting) {
@@ -470,7 +497,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       return newSeq;
     }
     // Back to the head it held, with its own seq: every message behind it has a later one.
-    const message: Message<E> = { seq, groupId: group.id, event: letter.event, key: null, notBefore: null, attempt: 0, lastError: null, holder: null, expiry: null, waits: 0, gone: false };
+    const message: Message<E> = { seq, counter, groupId: group.id, event: letter.event, key: null, notBefore: null, attempt: 0, lastError: null, holder: null, expiry: null, waits: 0, gone: false };
     if (group.head > 0) group.fifo[--group.head] = message;
     else group.fifo.unshift(message);
     if (group.claimOrder === 0) group.firstSeq = seq;
@@ -498,7 +525,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#unhold(group);
   }
 
-  #deadLetter(seq: number): DeadLetter<E> {
+  #deadLetter(seq: number): DeadLetter<E> & { counter: number } {
     const letter = this.#dead.get(seq);
     if (!letter) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
     return letter;
@@ -562,9 +589,12 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     if (this.#closed) throw new ClosedError('transport');
   }
 
-  #append(groupId: string, event: E, priority: number, key: string | null, notBefore: number | null, waitsFor: readonly number[]): number {
+  /** Appends a message: a new publish, numbered next, unless `counter` gives a redriven one's own. */
+  #append(groupId: string, event: E, priority: number, key: string | null, notBefore: number | null, waitsFor: readonly number[], counter?: number): number {
     const seq = ++this.#lastSeq;
-    const message: Message<E> = { seq, groupId, event, key, notBefore, attempt: 0, lastError: null, holder: null, expiry: null, waits: waitsFor.length, gone: false };
+    counter ??= ++this.#lastCounter;
+    this.#queuedCounters.add(counter);
+    const message: Message<E> = { seq, counter, groupId, event, key, notBefore, attempt: 0, lastError: null, holder: null, expiry: null, waits: waitsFor.length, gone: false };
     for (const named of waitsFor) {
       const waiting = this.#waiters.get(named);
       if (waiting) waiting.push(message);
@@ -623,7 +653,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     return message;
   }
 
-  #lease(message: Message<E>): Lease<E> {
+  #lease(message: Message<E>, lowWater: number | undefined): Lease<E> {
     return {
       seq: message.seq,
       groupId: message.groupId,
@@ -632,6 +662,9 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       attempt: message.attempt,
       expiresAt: message.expiry!,
       queue: this.#queueName,
+      origin: this.#origin,
+      counter: message.counter,
+      lowWater,
     };
   }
 
@@ -650,6 +683,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     group.fifo[group.head] = undefined as unknown as Message<E>;
     group.head += 1;
     this.#queued--;
+    this.#queuedCounters.delete(message.counter);
     if (message.key !== null) group.keys.delete(message.key);
     if (group.heldBy !== null) {
       // Held: out of every heap, and kept while empty so that later publishes wait too.

@@ -218,3 +218,12 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/**
+ * A new origin id (see `Lease.origin`): 32 hex digits from `crypto.getRandomValues`, which every
+ * runtime leasehold supports has, in secure contexts and out of them (unlike `randomUUID`).
+ */
+export function newOrigin(): string {
+  const { crypto } = globalThis as unknown as { crypto: { getRandomValues(array: Uint8Array): Uint8Array } };
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => (b + 256).toString(16).slice(1)).join('');
+}

@@ -16,6 +16,9 @@
  *   so another caller's claim can come between them, and when the claims fail the call rejects
  *   with its acks already done (a retry then finds those leases lost).
  * - A seq is `localSeq * N + index`: unique and increasing within a group, not across groups.
+ * - A lease's `origin`, `counter` and `lowWater` are its part's, passed through: each part is
+ *   its own sequence for a server (its own origin, N Durable Objects; or its own queue name, N
+ *   named queues of one database), gap-free on its own, not across parts.
  * - Events must be JSON (checked here, whatever the parts keep): over in-memory parts a
  *   non-JSON event is refused, yet a lease carries the very object that was published.
  * - An empty claim costs N calls; idle consumers should wait on `onChange` instead of polling.

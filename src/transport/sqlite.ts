@@ -99,6 +99,7 @@ interface DeadRow {
   attempt: number;
   dead_at: number;
   reason: string | null;
+  counter?: number;
 }
 interface StatsRow {
   groups: number;
@@ -114,7 +115,7 @@ type StatementName =
   | 'ackHead' | 'releaseHead' | 'setLastError' | 'extendHead' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter'
   | 'redriveMessage' | 'queueRow' | 'pauseQueue' | 'pauseName' | 'resumeName' | 'pauseGroup' | 'countGroups' | 'countDead' | 'findSeq' | 'renumberUnclaimed'
   | 'claimable' | 'setClaims' | 'holds' | 'policy' | 'releaseKeep' | 'holdGroup' | 'heldSeq' | 'unhold' | 'dropEmptyGroup' | 'restoreMessage'
-  | 'lastSeq' | 'isDead' | 'insertWaiting' | 'addWait' | 'watch' | 'moveWaits';
+  | 'lastSeq' | 'isDead' | 'insertWaiting' | 'addWait' | 'watch' | 'moveWaits' | 'lowWater';
 
 /**
  * The SQLite transport. Stores each event as JSON and returns parsed copies; an event JSON
@@ -135,6 +136,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   readonly #queue: number;
   /** The queue's name, which its leases carry. */
   readonly #queueName: string;
+  /** The database's origin (migration 10), which its leases carry. */
+  readonly #origin: string;
   readonly #sql: Record<StatementName, SqlStatement>;
   /** claimMany's and ackMany's set-based statements by kind and size (see #batchStatement). */
   readonly #batchStatements = new Map<string, SqlStatement>();
@@ -185,7 +188,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       // A head whose lease ran out, changed by a replace or merge: its late holder's lease no
       // longer holds (the claim will count the attempt it had, as after any lapse).
       fenceHead: p('UPDATE lh_groups SET holder = NULL, locked_until = NULL WHERE queue_id = ? AND group_id = ?'),
-      insertMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event, key, not_before) SELECT ?, ?, last_seq + 1, ?, ?, ? FROM lh_counters WHERE queue_id = ? RETURNING seq'),
+      // The next seq and the next counter (see migration 10), in the publish's own transaction.
+      insertMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event, key, not_before, counter) SELECT ?, ?, last_seq + 1, ?, ?, ?, last_counter + 1 FROM lh_counters WHERE queue_id = ? RETURNING seq'),
       // A new group's head is its first message: held by that message's delay, if any.
       // A new group is paused if its name is (queue, group, priority, first seq, lock, queue, group).
       insertGroup: p(
@@ -205,11 +209,11 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
           'claim_order = (SELECT claims + 1 FROM lh_counters WHERE queue_id = ?) ' +
           `WHERE queue_id = ? AND group_id = (SELECT group_id FROM (${nextGroup})) AND head_attempt < ? RETURNING group_id, head_attempt`,
       ),
-      head: p('SELECT seq, event FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1'),
+      head: p('SELECT seq, event, counter FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1'),
       // claimMany's fast path: the first `max` claimable groups in round-robin order with their
       // heads and the claim counter, in one statement (queue, queue, floor, now, queue, max, queue, queue).
       claimable: p(
-        'SELECT g.group_id, g.head_attempt, m.seq, m.event, (SELECT claims FROM lh_counters WHERE queue_id = ?) AS claims FROM ' +
+        'SELECT g.group_id, g.head_attempt, m.seq, m.event, m.counter, (SELECT claims FROM lh_counters WHERE queue_id = ?) AS claims FROM ' +
           '(SELECT group_id, head_attempt, claim_order, first_seq FROM lh_groups WHERE queue_id = ? AND priority >= ? AND (locked_until IS NULL OR locked_until < ?) ' +
           `AND paused IS NULL AND ${queueRuns} ORDER BY claim_order, first_seq LIMIT ?) g ` +
           'JOIN lh_messages m ON m.queue_id = ? AND m.group_id = g.group_id AND m.seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = ? AND group_id = g.group_id) ' +
@@ -219,8 +223,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       setClaims: p('UPDATE OR FAIL lh_counters SET claims = ? WHERE queue_id = ?'),
       // (now, reason, queue, group, seq)
       buryHead: p(
-        'INSERT INTO lh_dead_letters (queue_id, seq, group_id, priority, event, attempt, dead_at, reason) ' +
-          'SELECT m.queue_id, m.seq, m.group_id, g.priority, m.event, g.head_attempt, ?, coalesce(?, m.last_error) FROM lh_messages m ' +
+        'INSERT INTO lh_dead_letters (queue_id, seq, group_id, priority, event, attempt, dead_at, reason, counter) ' +
+          'SELECT m.queue_id, m.seq, m.group_id, g.priority, m.event, g.head_attempt, ?, coalesce(?, m.last_error), m.counter FROM lh_messages m ' +
           'JOIN lh_groups g ON g.queue_id = m.queue_id AND g.group_id = m.group_id WHERE m.queue_id = ? AND m.group_id = ? AND m.seq = ?',
       ),
       deleteMessage: p('DELETE FROM lh_messages WHERE queue_id = ? AND group_id = ? AND seq = ?'),
@@ -247,14 +251,14 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       ),
       dropEmptyGroup: p('DELETE FROM lh_groups WHERE queue_id = ? AND group_id = ? AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = ? AND group_id = ?)'),
       // A redrive to the head: the message comes back under its own seq, watched if anything
-      // waits for it (queue, group, seq, event, queue, seq).
-      restoreMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event, watched) VALUES (?, ?, ?, ?, (SELECT 1 FROM lh_waits WHERE queue_id = ? AND on_seq = ? LIMIT 1))'),
+      // waits for it, with its own counter (queue, group, seq, event, counter, queue, seq).
+      restoreMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event, counter, watched) VALUES (?, ?, ?, ?, ?, (SELECT 1 FROM lh_waits WHERE queue_id = ? AND on_seq = ? LIMIT 1))'),
       // `after`: what a publish must know of each seq it names, and the rows that make it wait.
       lastSeq: p('SELECT last_seq FROM lh_counters WHERE queue_id = ?'),
       isDead: p('SELECT 1 AS dead FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
       // (queue, group, event, key, BLOCKED, its own delay, waits, queue)
       insertWaiting: p(
-        'INSERT INTO lh_messages (queue_id, group_id, seq, event, key, not_before, delay_until, waits) SELECT ?, ?, last_seq + 1, ?, ?, ?, ?, ? FROM lh_counters WHERE queue_id = ? RETURNING seq',
+        'INSERT INTO lh_messages (queue_id, group_id, seq, event, key, not_before, delay_until, waits, counter) SELECT ?, ?, last_seq + 1, ?, ?, ?, ?, ?, last_counter + 1 FROM lh_counters WHERE queue_id = ? RETURNING seq',
       ),
       addWait: p('INSERT INTO lh_waits (queue_id, on_seq, group_id, seq) VALUES (?, ?, ?, ?)'),
       watch: p('UPDATE lh_messages SET watched = 1 WHERE queue_id = ? AND group_id = ? AND seq = ?'),
@@ -264,9 +268,12 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       groups: p('SELECT group_id, priority, claim_order, head_attempt, holder, locked_until, held_seq, paused FROM lh_groups WHERE queue_id = ? ORDER BY claim_order, first_seq'),
       messages: p('SELECT group_id, seq, event, key, not_before, last_error FROM lh_messages WHERE queue_id = ? ORDER BY seq'),
       deadLetters: p('SELECT seq, group_id, priority, event, attempt, dead_at, reason FROM lh_dead_letters WHERE queue_id = ? ORDER BY id'),
-      deadLetter: p('SELECT seq, group_id, priority, event, attempt, dead_at, reason FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
+      deadLetter: p('SELECT seq, group_id, priority, event, attempt, dead_at, reason, counter FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
       deleteDeadLetter: p('DELETE FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
-      redriveMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event) SELECT ?, ?, last_seq + 1, ? FROM lh_counters WHERE queue_id = ? RETURNING seq'),
+      // A dead letter redriven to the tail: a new seq, its own counter (queue, group, event, counter, queue).
+      redriveMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event, counter) SELECT ?, ?, last_seq + 1, ?, ? FROM lh_counters WHERE queue_id = ? RETURNING seq'),
+      // The low-water mark (Lease.lowWater), through lh_messages_by_counter.
+      lowWater: p('SELECT min(counter) AS low FROM lh_messages WHERE queue_id = ?'),
       // (queue, queue)
       queueRow: p('SELECT queued, paused, (SELECT count(*) FROM lh_paused_groups WHERE queue_id = ?) AS paused_groups FROM lh_counters WHERE queue_id = ?'),
       countGroups: p(
@@ -301,6 +308,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       else if (onDeadLetter !== null) db.prepare('UPDATE lh_counters SET on_dead_letter = ? WHERE queue_id = ?').run(onDeadLetter, row.queue_id);
       return row.queue_id;
     });
+    this.#origin = db.prepare('SELECT origin FROM lh_origin WHERE id = 1').get<{ origin: string }>()!.origin;
   }
 
   // The contract's methods: each checks its arguments, then runs its operation in a transaction
@@ -547,12 +555,12 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
         // The message goes back before its dead letter goes, so that what waits for it waits on.
         if (held) {
           // Back to the head it held, under its own seq: every message behind it has a later one.
-          sql.restoreMessage.run(queue, letter.group_id, seq, letter.event, queue, seq);
+          sql.restoreMessage.run(queue, letter.group_id, seq, letter.event, letter.counter!, queue, seq);
           sql.unhold.run(queue, letter.group_id, queue, letter.group_id);
           sql.deleteDeadLetter.run(queue, seq);
           return changed(seq);
         }
-        const { seq: newSeq } = sql.redriveMessage.get<{ seq: number }>(queue, letter.group_id, letter.event, queue)!;
+        const { seq: newSeq } = sql.redriveMessage.get<{ seq: number }>(queue, letter.group_id, letter.event, letter.counter!, queue)!;
         sql.insertGroup.run(queue, letter.group_id, letter.priority, newSeq, null, queue, letter.group_id);
         if (sql.moveWaits.run(newSeq, queue, seq) > 0) sql.watch.run(queue, letter.group_id, newSeq);
         sql.deleteDeadLetter.run(queue, seq);
@@ -722,7 +730,10 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       if (!lease) break;
       leases.push(lease);
     }
-    return leases;
+    // One mark for the batch, after its last claim (a later claim may dead-letter a lower number).
+    if (leases.length < 2) return leases;
+    const lowWater = this.#lowWater();
+    return leases.map((lease) => ({ ...lease, lowWater }));
   }
 
   /** The body of ackMany, inside the caller's transaction: sorts each lease into `done`. */
@@ -801,7 +812,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   #claimClaimable(workerId: string, visibilityMs: number, minPriority: number, max: number, now: number): Lease<E>[] | null {
     const sql = this.#sql;
     const queue = this.#queue;
-    const rows = sql.claimable.all<{ group_id: string; head_attempt: number; seq: number; event: string; claims: number }>(queue, queue, minPriority, now, queue, max, queue, queue);
+    const rows = sql.claimable.all<{ group_id: string; head_attempt: number; seq: number; event: string; counter: number; claims: number }>(queue, queue, minPriority, now, queue, max, queue, queue);
     const leases: Lease<E>[] = [];
     if (rows.length === 0) return leases;
     for (const row of rows) if (row.head_attempt >= this.#maxAttempts) return null;
@@ -816,8 +827,10 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     }
     // lh_claim_counted saw the rows in whatever order the UPDATE took them.
     sql.setClaims.run(order, queue);
+    const lowWater = this.#lowWater();
+    const origin = this.#origin;
     for (const row of rows) {
-      leases.push({ seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, workerId, attempt: row.head_attempt + 1, expiresAt, queue: this.#queueName });
+      leases.push({ seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, workerId, attempt: row.head_attempt + 1, expiresAt, queue: this.#queueName, origin, counter: row.counter, lowWater });
     }
     return leases;
   }
@@ -830,8 +843,11 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     for (;;) {
       const leased = sql.claimGroup.get<{ group_id: string; head_attempt: number }>(workerId, expiresAt, queue, queue, queue, minPriority, now, queue, this.#maxAttempts);
       if (leased) {
-        const head = sql.head.get<{ seq: number; event: string }>(queue, leased.group_id)!;
-        return { seq: head.seq, groupId: leased.group_id, event: JSON.parse(head.event) as E, workerId, attempt: leased.head_attempt, expiresAt, queue: this.#queueName };
+        const head = sql.head.get<{ seq: number; event: string; counter: number }>(queue, leased.group_id)!;
+        return {
+          seq: head.seq, groupId: leased.group_id, event: JSON.parse(head.event) as E, workerId, attempt: leased.head_attempt, expiresAt,
+          queue: this.#queueName, origin: this.#origin, counter: head.counter, lowWater: this.#lowWater(),
+        };
       }
       const group = sql.nextGroup.get<{ group_id: string }>(queue, minPriority, now, queue);
       if (!group) return null;
@@ -839,6 +855,11 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       const { seq } = sql.head.get<{ seq: number }>(queue, group.group_id)!;
       this.#bury(group.group_id, seq, now, null);
     }
+  }
+
+  /** The lowest counter still queued, inside the caller's transaction (a claim just leased one, so there is one). */
+  #lowWater(): number {
+    return this.#sql.lowWater.get<{ low: number }>(this.#queue)!.low;
   }
 
   async close(): Promise<void> {

@@ -22,20 +22,31 @@ describe('browser database storage', () => {
     const name = freshName('loss');
     const first = await open(name);
     expect(first.opened).toBe('new');
+    expect([first.origin, first.lostOrigin]).toEqual([expect.stringMatching(/^[0-9a-f]{32}$/), null]);
     await first.transport.publish('note-1', { text: 'draft' });
     await first.close();
     const second = await open(name);
     expect(second.opened).toBe('existing');
     expect((await second.transport.stats()).queued).toBe(1);
+    expect(second.origin).toBe(first.origin);
+    expect(await second.transport.claim('w', 1000)).toMatchObject({ origin: first.origin, counter: 1, lowWater: 1 });
     await second.close();
 
     await removeOpfsPool(name); // what an eviction or a cleared OPFS leaves: no file, the marker kept
+    const heard: unknown[] = [];
+    const listener = (event: Event) => heard.push((event as CustomEvent).detail);
+    globalThis.addEventListener('leasehold:lost', listener);
     const third = await open(name);
+    globalThis.removeEventListener('leasehold:lost', listener);
     expect(third.opened).toBe('lost');
+    expect(third.lostOrigin).toBe(first.origin);
+    expect(third.origin).not.toBe(first.origin);
+    expect(heard).toEqual([{ name, lostOrigin: first.origin, origin: third.origin }]);
     expect((await third.storage()).opened).toBe('lost');
     expect((await third.transport.stats()).queued).toBe(0);
     await third.close();
-    expect((await open(name)).opened).toBe('existing');
+    const fourth = await open(name);
+    expect([fourth.opened, fourth.lostOrigin, fourth.origin]).toEqual(['existing', null, third.origin]);
     await removeOpfsPool(name);
   });
 

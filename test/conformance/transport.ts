@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClosedError, LeaseholdError, LeaseLostError } from '../../src/errors.js';
+import { describeOrigin } from './transport-origin.js';
 import { describeOutbox } from './transport-outbox.js';
 import { describeQueueApi } from './transport-queue.js';
 import { type ChangeNotifier, isChangeNotifier, type Lease, type Transport, type TransportOptions, type TransportSnapshot } from '../../src/transport/contract.js';
@@ -89,6 +90,7 @@ export function describeTransport(name: string, caps: TransportCaps, make: Trans
 
     describeQueueApi(caps, { h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
     describeOutbox(caps, { h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
+    describeOrigin(caps, { h: () => h, t: () => t, open, tick });
 
     describe('the seed rules', () => {
       it('returns null when nothing is queued', async () => {
@@ -107,7 +109,10 @@ export function describeTransport(name: string, caps: TransportCaps, make: Trans
       it('delivers a lease with the event, holder, attempt 1 and expiry now + visibility', async () => {
         const seq = await t.publish('g', { hello: 'world' });
         const lease = await t.claim('w1', 5000);
-        expect(lease).toEqual({ seq, groupId: 'g', event: { hello: 'world' }, workerId: 'w1', attempt: 1, expiresAt: h.clock.now() + 5000, queue: caps.limits?.partQueues ? expect.any(String) : 'default' });
+        expect(lease).toEqual({
+          seq, groupId: 'g', event: { hello: 'world' }, workerId: 'w1', attempt: 1, expiresAt: h.clock.now() + 5000, queue: caps.limits?.partQueues ? expect.any(String) : 'default',
+          origin: expect.stringMatching(/^[0-9a-f]{32}$/), counter: 1, lowWater: 1,
+        });
       });
 
       it('keeps at most one message of a group in flight', async () => {

@@ -302,13 +302,19 @@ describe('examples/offline-outbox', () => {
     expect(errors).toEqual([]);
   });
 
-  it('a database that vanished (OPFS cleared) is reported as lost on the page, not shown as an empty outbox', async () => {
-    const api = await server(['--port', '0']);
+  it('a database that vanished (OPFS cleared) is reported as lost on the page, not shown as an empty outbox, and the server names the changes it lost', async () => {
+    const api = await server(['--port', '0', '--max-length', '20']);
     const context = await browser(api.url);
     const errors: string[] = [];
     let page = await openTab(context, errors);
     expect(await readText(page, 'opened')).toBe('new');
     expect(await page.getByTestId('lost').isHidden()).toBe(true);
+    // Counters 1 (the refused create: a dead letter), 2 (its note's edits, merged: held), 3 (a
+    // task waiting for that create) and 4 (a note that reached the server, its lease's low-water
+    // mark 2): the server got 1 and 4, and knows 2–3 are still to come.
+    await refusedCreate(page, api);
+    const [before] = await api.origins();
+    expect(before).toMatchObject({ received: 2, highest: 4, lowWater: 2, removed: [], missing: [[2, 3]], lost: [] });
     await page.reload();
     await page.waitForSelector('body[data-ready="true"]');
     expect(await readText(page, 'opened')).toBe('existing');
@@ -338,6 +344,16 @@ describe('examples/offline-outbox', () => {
     page = await openTab(context, errors);
     expect(await readText(page, 'opened')).toBe('lost');
     expect(await page.getByTestId('lost').isVisible()).toBe(true);
+    // The page told the server which database it lost: what was still to come is lost.
+    await waitForText(page, 'lost-report', 'The server never received changes #2–3 of the lost database.');
+    const after = (await api.origins()).find((o) => o.origin === before!.origin);
+    expect(after).toMatchObject({ received: 2, highest: 4, missing: [], lost: [[2, 3]] });
+    // The new database is a new origin: its first change is number 1 again.
+    const fresh = await createNote(page, 'again');
+    await expect.poll(async () => (await api.origins()).filter((o) => o.origin !== before!.origin), { timeout: 30_000, interval: 100 }).toEqual([
+      { origin: expect.stringMatching(/^[0-9a-f]{32}$/), received: 1, highest: 1, lowWater: 1, removed: [], missing: [], lost: [] },
+    ]);
+    expect((await api.state()).mutations.map((m) => m.entity)).toContain(fresh);
     expect(errors).toEqual([]);
   });
 });

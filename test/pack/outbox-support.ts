@@ -36,7 +36,20 @@ export interface ExampleServer {
   state(): Promise<ServerState>;
   /** Answers `count` more mutations (after the outage answers asked for before) with `status` (and `Retry-After: retryAfter`, if given). */
   outage(outage: { count: number; status?: 503 | 429; retryAfter?: number | string }): Promise<void>;
+  /** What the server knows of each origin's counters, as `GET /api/origins` reports it. */
+  origins(): Promise<OriginReport[]>;
   stop(): Promise<void>;
+}
+
+/** One origin in `GET /api/origins`: ranges `[from, to]` of numbers never received. */
+export interface OriginReport {
+  origin: string;
+  received: number;
+  highest: number;
+  lowWater: number;
+  removed: [number, number][];
+  missing: [number, number][];
+  lost: [number, number][];
 }
 
 export interface StoredMutation {
@@ -83,6 +96,7 @@ export async function startServer(dir: string, args: string[]): Promise<ExampleS
       const response = await fetch(`${url}/api/outage`, { method: 'POST', body: JSON.stringify(outage) });
       if (!response.ok) throw new Error(`POST /api/outage: ${response.status} ${await response.text()}`);
     },
+    origins: async () => ((await (await fetch(`${url}/api/origins`)).json()) as { origins: OriginReport[] }).origins,
     stop: async () => {
       child.kill('SIGTERM');
       await exited;

@@ -103,7 +103,7 @@ export async function takeSchema(db: PgDatabase): Promise<string> {
 /**
  * Empties a schema a harness used (every row but the migration record; every
  * sequence back to its start, so seqs, claim order and outbox seqs count from 1 again) and
- * keeps it for the next harness.
+ * keeps it for the next harness, which finds it as a new database would be: with a new origin.
  */
 export async function releaseSchema(db: PgDatabase, schema: string): Promise<void> {
   await db.query(`DO $$
@@ -111,7 +111,9 @@ export async function releaseSchema(db: PgDatabase, schema: string): Promise<voi
     BEGIN
       FOR r IN SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
           WHERE n.nspname = '${schema}' AND c.relkind IN ('r', 'S') AND c.relname <> 'lh_migrations' LOOP
-        IF r.relkind = 'r' THEN
+        IF r.relname = 'lh_origin' THEN
+          EXECUTE format('UPDATE %I.lh_origin SET origin = replace(gen_random_uuid()::text, ''-'', '''')', '${schema}');
+        ELSIF r.relkind = 'r' THEN
           EXECUTE format('DELETE FROM %I.%I', '${schema}', r.relname);
         ELSE
           PERFORM setval(format('%I.%I', '${schema}', r.relname)::regclass, 1, false);

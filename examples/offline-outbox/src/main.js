@@ -179,6 +179,27 @@ async function showOwner() {
   document.body.dataset.owner = owner.isThisTab ? 'this-tab' : 'other-tab';
 }
 
+/**
+ * Tells the server which database this browser lost (its origin, as leases carried it), and shows
+ * what the server never received from it: those changes are gone. Sent again when the network
+ * comes back, until the server has it.
+ */
+function reportLoss(origin) {
+  const show = (text) => ($('[data-testid=lost-report]').textContent = text);
+  if (origin === null) return show('');
+  const send = () =>
+    fetch('/api/origins/lost', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ origin }) })
+      .then((response) => (response.ok ? response.json() : Promise.reject(new Error(`${response.status}`))))
+      .then(({ lost }) => {
+        removeEventListener('online', send);
+        const numbers = lost.map(([from, to]) => (from === to ? `#${from}` : `#${from}–${to}`)).join(', ');
+        show(lost.length === 0 ? 'The server received every change it knew of.' : `The server never received changes ${numbers} of the lost database.`);
+      })
+      .catch(() => show('The server will be told when the network is back.'));
+  addEventListener('online', send);
+  void send();
+}
+
 async function main() {
   // ?outage-ms=200: a short, fixed wait after an outage (for trying it out, and for the tests).
   const outageMs = Number(new URLSearchParams(location.search).get('outage-ms'));
@@ -194,6 +215,7 @@ async function main() {
   const { opened } = outbox.db;
   $('[data-testid=opened]').textContent = opened;
   $('#lost').hidden = opened !== 'lost';
+  if (opened === 'lost') reportLoss(outbox.db.lostOrigin);
   void outbox.db.storage().then((facts) => showPersisted(facts.persisted));
 
   // Reads stats() and inspect() after every change notice (from any tab), when a retry's wait

@@ -44,8 +44,15 @@ export async function openOutbox({ onSent = () => {}, outage = { baseMs: 1_000, 
     try {
       response = await fetch('/api/mutations', {
         method: 'POST',
-        // The attempt travels along so the server can show that outages spent none.
-        headers: { 'content-type': 'application/json', 'leasehold-attempt': String(lease.attempt) },
+        // The attempt travels along so the server can show that outages spent none; origin,
+        // counter and low-water mark so it can tell a missing mutation from one still to come.
+        headers: {
+          'content-type': 'application/json',
+          'leasehold-attempt': String(lease.attempt),
+          'leasehold-origin': lease.origin,
+          'leasehold-counter': String(lease.counter),
+          'leasehold-low-water': String(lease.lowWater),
+        },
         body: JSON.stringify(mutation),
         signal,
       });
