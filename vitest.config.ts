@@ -43,10 +43,6 @@ export default defineConfig({
           // One workerd and one PostgreSQL server for the run, each started when a test first asks
           // (test/support/servers-global.ts): a run of the in-process suites starts neither.
           globalSetup: ['test/support/servers-global.ts'],
-          // Vitest's default is one file at a time on 2 cores (cores - 1). Node's files wait on
-          // fsync, child processes, PostgreSQL and workerd more than they compute: two at once
-          // ran the layer in 492 s against ~860 s one at a time, every test passing (at 3c9b182).
-          maxWorkers: 2,
         },
       },
       {
