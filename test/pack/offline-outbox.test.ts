@@ -183,9 +183,12 @@ describe('examples/offline-outbox', () => {
     expect(new Set(state.mutations.map((m) => m.id)).size).toBe(10);
     // Per note, in order: its create, then one edit with the last text typed.
     expect(byEntity(state.mutations)).toEqual(Object.fromEntries(notes.map((note, i) => [note, [`create note ${i + 1}`, `update ${last[note]}`]])));
-    // No delivery was repeated (the server would have answered 200, not 201), none refused, each on its first attempt.
+    // No delivery was repeated (the server would have answered 200, not 201), none refused.
     expect({ duplicates: state.duplicates, rejected: state.rejected }).toEqual({ duplicates: 0, rejected: 0 });
-    expect(state.mutations.map((m) => m.attempt)).toEqual(Array(10).fill(1));
+    // Offline, every try was a release (no attempt spent); only the crash can have cost one: a
+    // message the crashed tab held (between a claim and its release) comes back as attempt 2
+    // once that lease runs out. On a loaded machine that was each note's create.
+    for (const m of state.mutations) expect(m.attempt, m.id).toBeOneOf([1, 2]);
     // Both open tabs sent; between them, each mutation exactly once.
     const sentBy = await Promise.all([a, b].map(async (page) => Number(await readText(page, 'sent-total'))));
     expect(sentBy[0]! + sentBy[1]!).toBe(10);
