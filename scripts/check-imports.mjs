@@ -24,11 +24,13 @@ export const LAYERS = [
   { name: 'foundation', units: ['errors.ts', 'clock.ts', 'validate.ts', 'require.cjs'] },
   // The contracts and backends: the queue, the store, the SQL driver seam they run on.
   { name: 'backends', units: ['transport', 'store', 'sqlite'] },
-  { name: 'runtime', units: ['runtime'] },
+  // What both worker loops share: lease keeping, back-off, idle waits, the host's timers and ids.
+  { name: 'worker', units: ['worker'] },
+  // The two worker loops, the Runtime (executions) and consume() (plain messages): each builds on
+  // the worker layer and neither imports the other.
+  { name: 'loops', units: ['runtime', 'consume'], siblings: false },
   // Schedules: kept in the store, fired by a Runtime's handler; below workflows, which can run them.
   { name: 'schedule', units: ['schedule'] },
-  // consume() drives any transport and uses the runtime's scheduling: above both, below hosts.
-  { name: 'consume', units: ['consume'] },
   // Workflows: async functions of (input, step) run by a Runtime; above it, below hosts.
   { name: 'workflow', units: ['workflow'] },
   // watchQueue(): reads any transport for a UI; the UI entries (react, inspector) build on it.

@@ -37,11 +37,14 @@ export type {
   TransportStats,
 } from './transport/contract.js';
 
+// What both worker loops (consume() and the Runtime) take: timers, a stop signal, a back-off.
+export type { AbortSignalLike, BackoffOptions, Scheduler, WorkerLoopOptions } from './worker/types.js';
+
 // consume(): the worker loop for the plain queue, on any transport.
 export { consume } from './consume/consume.js';
 export { RejectError, RetryLaterError } from './consume/outcomes.js';
 export type { ConsumeEvent } from './consume/events.js';
-export type { BackoffOptions, ConsumeErrorInfo, ConsumeHandler, ConsumeOptions, ConsumePhase, ConsumeSignal, Consumer, HandlerContext } from './consume/types.js';
+export type { ConsumeErrorInfo, ConsumeHandler, ConsumeOptions, ConsumePhase, ConsumeSignal, Consumer, HandlerContext } from './consume/types.js';
 
 // The execution store: per-entity workflow state with a transactional outbox, timers, spawns and a trace.
 export { InMemoryStore } from './store/memory.js';
@@ -65,7 +68,6 @@ export type {
 export { Runtime } from './runtime/runtime.js';
 export { CONTROL_FIELD, timeoutEventId } from './runtime/control.js';
 export type {
-  AbortSignalLike,
   DeliveredEvent,
   EmitEffect,
   EventBase,
@@ -74,7 +76,6 @@ export type {
   HandlerInfo,
   RuntimeEvent,
   RuntimeOptions,
-  Scheduler,
   SendEvent,
   SpawnedEvent,
   SpawnEffect,

@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { consume } from '../src/consume/consume.js';
-import { retryDelay } from '../src/consume/options.js';
+import { retryDelay } from '../src/worker/options.js';
 import type { ConsumeOptions, HandlerContext } from '../src/consume/types.js';
 import { LeaseLostError } from '../src/errors.js';
 import { InMemoryTransport } from '../src/transport/memory.js';

@@ -11,7 +11,7 @@ import type { Consumer } from '../src/consume/types.js';
 import type { PgDatabase } from '../src/postgres/driver.js';
 import { fromPg } from '../src/postgres/pg.js';
 import { PostgresTransport } from '../src/postgres/transport.js';
-import type { Scheduler } from '../src/runtime/types.js';
+import type { Scheduler } from '../src/worker/types.js';
 import { runChild } from './support/child.js';
 import { newServerPool } from './support/postgres.js';
 import { pgUrl } from './support/servers.js';

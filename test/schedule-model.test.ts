@@ -65,8 +65,7 @@ describe('schedules under random steps, clock jumps, deaths and pauses', () => {
                   workerId: `w${i}`,
                   visibilityMs: VISIBILITY_MS,
                   clock: clock.now,
-                  retryBaseMs: 100,
-                  retryMaxMs: 1_000,
+                  backoff: { baseMs: 100, maxMs: 1_000 },
                   handler: schedules.handler((exe, event, info) => {
                     (exe.seen as unknown[]).push([event.slot, info.now]);
                   }),

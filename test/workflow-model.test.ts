@@ -83,8 +83,7 @@ async function check(backends: RuntimeBackends, clock: ManualClock, s: Scenario)
       visibilityMs: VISIBILITY_MS,
       clock: clock.now,
       scheduler,
-      retryBaseMs: 10,
-      retryMaxMs: 100,
+      backoff: { baseMs: 10, maxMs: 100 },
       relayBatch: 2,
       newId: () => `e${++ids}`,
     });

@@ -1,7 +1,6 @@
 /**
  * The batch calls the consumer makes: `claimMany` for its free slots, `ackAndClaimMany` for
- * handlers that finished together (`ackMany` once stopping), `stats().nextReadyAt` to know when
- * to wake.
+ * handlers that finished together (`ackMany` once stopping).
  * @internal
  */
 import { LeaseLostError } from '../errors.js';
@@ -48,15 +47,5 @@ export async function ackAllAndClaim<E>(
   } catch (error) {
     report(error);
     return { acked: [], lost: 0, claimed: null };
-  }
-}
-
-/** When the transport next frees a lease or park, or null (none, or the read failed). */
-export async function nextReadyAt<E>(transport: Transport<E>, report: (error: unknown) => void): Promise<number | null> {
-  try {
-    return (await transport.stats()).nextReadyAt;
-  } catch (error) {
-    report(error);
-    return null;
   }
 }

@@ -6,11 +6,14 @@
  * own lease.
  */
 import { ClosedError, LeaseLostError } from '../errors.js';
-import { isChangeNotifier, type Lease, type Transport } from '../transport/contract.js';
+import type { Lease, Transport } from '../transport/contract.js';
 import { readClock, reasonFrom } from '../validate.js';
+import { IdleTimer, Notices } from '../worker/idle.js';
+import { LeaseKeeper } from '../worker/keeper.js';
+import { retryDelay } from '../worker/options.js';
 import { abortControllerClass, Job } from './job.js';
-import { checkGrace, type ConsumeConfig, resolveConsume, retryDelay } from './options.js';
-import { ackAll, ackAllAndClaim, claimUpTo, nextReadyAt } from './batch.js';
+import { checkGrace, type ConsumeConfig, resolveConsume } from './options.js';
+import { ackAll, ackAllAndClaim, claimUpTo } from './batch.js';
 import { RejectError, RetryLaterError } from './outcomes.js';
 import type { ConsumeHandler, ConsumeOptions, Consumer } from './types.js';
 
@@ -52,16 +55,14 @@ class Consuming<E> implements Consumer {
   #acks: Job<E>[] = [];
   /** A claim may find something: false after a claim came back short, true again on a notice or timer. */
   #maybeWork = true;
-  /** Counts change notices, so a notice during a claim is not overwritten by its empty result. */
-  #notices = 0;
-  #idleMs: number;
+  /** The transport's change notices: a notice during a claim is not overwritten by its empty result. */
+  readonly #notices: Notices;
+  /** Extends the leases of running handlers (one timer for all). */
+  readonly #keeper: LeaseKeeper<E>;
+  readonly #idleTimer: IdleTimer;
   #wake: (() => void) | undefined;
   #graceEnds = Infinity;
   #graceTimer: unknown;
-  #renewTimer: unknown;
-  /** The last `nextReadyAt` read, and when (the consumer's clock). */
-  #readyAt: number | null = null;
-  #readyRead = -Infinity;
   #finished = false;
   readonly #stopped: () => void;
   /** A handler's RetryLaterError: claim nothing until after this time (the consumer's clock). */
@@ -71,21 +72,25 @@ class Consuming<E> implements Consumer {
 
   constructor(cfg: ConsumeConfig<E>) {
     this.#cfg = cfg;
-    this.#idleMs = cfg.idleMinMs;
+    this.#keeper = new LeaseKeeper<E>({
+      ...cfg,
+      onFailure: (error, job) => {
+        cfg.onError(error, job ? { phase: 'extend', lease: job.lease } : { phase: 'extend' });
+        if (error instanceof LeaseLostError) (job as Job<E>).abort(error);
+      },
+    });
+    this.#idleTimer = new IdleTimer(cfg, (error) => this.#failed(error, 'stats'));
     const onAbort = () => void this.stop();
     cfg.signal?.addEventListener('abort', onAbort);
-    const unsubscribe = isChangeNotifier(cfg.transport)
-      ? cfg.transport.onChange(() => {
-          this.#notices += 1;
-          this.#maybeWork = true;
-          this.#kick();
-        })
-      : () => {};
+    this.#notices = new Notices(cfg.transport, () => {
+      this.#maybeWork = true;
+      this.#kick();
+    });
     this.#stopped = () => {
-      unsubscribe();
+      this.#notices.close();
+      this.#keeper.close();
       cfg.signal?.removeEventListener('abort', onAbort);
       cfg.scheduler.clearTimeout(this.#graceTimer);
-      cfg.scheduler.clearTimeout(this.#renewTimer);
     };
     if (cfg.signal?.aborted) void this.stop();
     this.done = this.#pump();
@@ -181,14 +186,13 @@ class Consuming<E> implements Consumer {
       for (let i = 0; i < leases.length; i++) this.#starts.push(now);
     }
     for (const lease of leases) {
-      const job = new Job(this.#cfg, lease, this.#Controller);
+      const job = this.#keeper.keep(new Job(lease, this.#Controller));
       this.#jobs.add(job);
       this.#cfg.events?.claimed(job, lease);
-      this.#armRenewal();
       if (this.stopping) this.#release(job);
       else void this.#run(job, lease);
     }
-    if (leases.length > 0) this.#idleMs = this.#cfg.idleMinMs;
+    if (leases.length > 0) this.#idleTimer.busy();
   }
 
   async #run(job: Job<E>, lease: Lease<E>): Promise<void> {
@@ -200,8 +204,7 @@ class Consuming<E> implements Consumer {
     }
     this.#cfg.events?.handled(job);
     if (job.released) return;
-    job.settling = true;
-    await job.renewed();
+    await this.#keeper.stop(job);
     if (job.released) return;
     if (job.lost) return this.#drop(job, () => (this.lost += 1));
     if (!failure) {
@@ -216,7 +219,7 @@ class Consuming<E> implements Consumer {
         this.#cfg.events?.ended(job, job.lease, { type: 'retried', retryInMs: error.afterMs });
       }
       this.#pausedUntil = Math.max(this.#pausedUntil, this.#now() + error.afterMs);
-      this.#readyRead = -Infinity;
+      this.#idleTimer.changed();
       return this.#drop(job);
     }
     if (error instanceof RejectError) {
@@ -232,17 +235,14 @@ class Consuming<E> implements Consumer {
     const retryInMs = retryDelay(this.#cfg.backoff, lease.attempt, this.#cfg.random);
     const nacked = this.#cfg.transport.nack(job.lease, retryInMs, reasonFrom(error));
     if (await this.#settle(job, 'nack', nacked)) this.#cfg.events?.ended(job, job.lease, { type: 'failed', error, retryInMs });
-    this.#readyRead = -Infinity; // a new park: the next idle wait reads when it ends
+    this.#idleTimer.changed(); // a new park: the next idle wait reads when it ends
     this.#drop(job);
   }
 
-  /** The job's lease is settled; with no lease left, no renewal tick either. */
+  /** The job's lease is settled (or given up): no slot, no renewal. */
   #forget(job: Job<E>): void {
     this.#jobs.delete(job);
-    if (this.#jobs.size === 0 && this.#renewTimer !== undefined) {
-      this.#cfg.scheduler.clearTimeout(this.#renewTimer);
-      this.#renewTimer = undefined;
-    }
+    if (!job.stopped) void this.#keeper.stop(job);
   }
 
   /** The job's lease is no longer ours: free its slot. */
@@ -250,29 +250,6 @@ class Consuming<E> implements Consumer {
     count?.();
     this.#forget(job);
     this.#kick();
-  }
-
-  /**
-   * One timer for every lease held (not one per message): each quarter visibility it extends
-   * the leases with half their visibility or less left, so each is renewed at about half its
-   * visibility with a quarter to spare. Armed only while leases are held.
-   */
-  #armRenewal(): void {
-    if (this.#renewTimer !== undefined) return;
-    const { scheduler, visibilityMs, clock } = this.#cfg;
-    this.#renewTimer = scheduler.setTimeout(() => {
-      this.#renewTimer = undefined;
-      if (this.#jobs.size === 0) return;
-      let now: number;
-      try {
-        now = readClock(clock);
-      } catch (error) {
-        this.#cfg.onError(error, { phase: 'extend' });
-        return this.#armRenewal();
-      }
-      for (const job of this.#jobs) if (job.due(now)) job.renew();
-      this.#armRenewal();
-    }, visibilityMs / 4);
   }
 
   /** Runs an ack, nack, release or reject of `job`'s lease, reporting a failure; true if it landed. */
@@ -295,14 +272,14 @@ class Consuming<E> implements Consumer {
 
   async #ackAndClaim(job: Job<E>): Promise<void> {
     const { transport, workerId, visibilityMs, minPriority } = this.#cfg;
-    const notices = this.#notices;
+    const notices = this.#notices.count;
     try {
       const next = await transport.ackAndClaim(job.lease, workerId, visibilityMs, { minPriority });
       this.handled += 1;
       this.#cfg.events?.ended(job, job.lease, { type: 'acked' });
       this.#forget(job);
       if (next) this.#start([next]);
-      else if (notices === this.#notices) this.#maybeWork = false;
+      else if (notices === this.#notices.count) this.#maybeWork = false;
     } catch (error) {
       this.#failed(error, 'ack', job.lease);
       if (error instanceof LeaseLostError) this.lost += 1;
@@ -321,7 +298,7 @@ class Consuming<E> implements Consumer {
       return;
     }
     const { workerId, visibilityMs, minPriority } = this.#cfg;
-    const notices = this.#notices;
+    const notices = this.#notices.count;
     const { acked, lost, claimed } = await ackAllAndClaim(this.#cfg.transport, leases, { workerId, visibilityMs, max: free, minPriority }, report);
     this.#acked(jobs, acked);
     this.lost += lost;
@@ -331,7 +308,7 @@ class Consuming<E> implements Consumer {
       return;
     }
     this.#start(claimed);
-    if (claimed.length < free && notices === this.#notices) this.#maybeWork = false;
+    if (claimed.length < free && notices === this.#notices.count) this.#maybeWork = false;
   }
 
   /** Counts the acks that landed (`acked`: the same lease objects as the jobs'), and reports each. */
@@ -345,7 +322,7 @@ class Consuming<E> implements Consumer {
 
   async #claim(free: number): Promise<void> {
     const { workerId, visibilityMs, minPriority } = this.#cfg;
-    const notices = this.#notices;
+    const notices = this.#notices.count;
     let leases: Lease<E>[];
     try {
       leases = await claimUpTo(this.#cfg.transport, workerId, visibilityMs, free, minPriority);
@@ -355,7 +332,7 @@ class Consuming<E> implements Consumer {
       return;
     }
     this.#start(leases);
-    if (leases.length < free && notices === this.#notices) this.#maybeWork = false;
+    if (leases.length < free && notices === this.#notices.count) this.#maybeWork = false;
   }
 
   /**
@@ -363,18 +340,13 @@ class Consuming<E> implements Consumer {
    * stop — and, with a free slot, for the poll back-off or the next known ready time.
    */
   async #idle(withTimer: boolean, holdMs = 0): Promise<void> {
-    const { scheduler, idleMaxMs, clock } = this.#cfg;
+    const { scheduler } = this.#cfg;
     let delay = holdMs > 0 ? holdMs : Infinity;
     let polling = false;
     if (withTimer) {
-      const readyAt = await this.#nextReadyAt();
+      const next = await this.#idleTimer.next();
       if (this.#maybeWork || this.stopping || this.#acks.length > 0) return;
-      delay = this.#idleMs;
-      polling = true;
-      if (readyAt !== null) {
-        const until = Math.max(1, readyAt - readClock(clock));
-        if (until < delay) [delay, polling] = [until, false];
-      }
+      [delay, polling] = [next.delayMs, next.polling];
     }
     let fired = false;
     let timer: unknown;
@@ -390,32 +362,19 @@ class Consuming<E> implements Consumer {
     scheduler.clearTimeout(timer);
     if (!fired) return;
     this.#maybeWork = true;
-    if (polling) this.#idleMs = Math.min(this.#idleMs * 2, idleMaxMs);
-  }
-
-  /**
-   * When the transport next frees a lease or park (`stats().nextReadyAt`), read at most once per
-   * `idleMinMs`: a consumer with more slots than busy groups goes idle after every message, and
-   * counting groups is not free on a large queue.
-   */
-  async #nextReadyAt(): Promise<number | null> {
-    const now = readClock(this.#cfg.clock);
-    if (now - this.#readyRead < this.#cfg.idleMinMs && (this.#readyAt === null || this.#readyAt > now)) return this.#readyAt;
-    this.#readyRead = now;
-    this.#readyAt = await nextReadyAt(this.#cfg.transport, (error) => this.#failed(error, 'stats'));
-    return this.#readyAt;
+    this.#idleTimer.waited(polling);
   }
 
   /** After the grace: abort every handler still running and give its lease back at once. */
   #releaseAll(): void {
-    for (const job of this.#jobs) if (!job.released && !job.settling) this.#release(job);
+    for (const job of this.#jobs) if (!job.stopped) this.#release(job);
   }
 
   #release(job: Job<E>): void {
     job.released = true;
     job.abort();
     void (async () => {
-      await job.renewed();
+      await this.#keeper.stop(job);
       // The consumer gave up, not the message: back at once, no attempt spent.
       if (await this.#settle(job, 'release', this.#cfg.transport.release(job.lease, 0))) this.released += 1;
       this.#drop(job);

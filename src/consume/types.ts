@@ -7,8 +7,7 @@
  * - **idle**: every claim found nothing deliverable. The consumer then waits for a change
  *   notice, the next time it knows a lease or park runs out, or its poll back-off.
  */
-import type { Clock } from '../clock.js';
-import type { AbortSignalLike, Scheduler } from '../runtime/types.js';
+import type { AbortSignalLike, WorkerLoopOptions } from '../worker/types.js';
 import type { ConsumeEvent } from './events.js';
 import type { Lease } from '../transport/contract.js';
 
@@ -36,21 +35,6 @@ export interface HandlerContext {
  */
 export type ConsumeHandler<E = unknown> = (event: E, lease: Lease<E>, context: HandlerContext) => unknown;
 
-/**
- * The retry delay after a failed delivery `attempt` (1 for the first):
- * `min(maxMs, baseMs × factor^(attempt − 1))`, of which the share `jitter` is drawn at random.
- */
-export interface BackoffOptions {
-  /** First delay, ms (finite, ≥ 0). Default 1000. */
-  baseMs?: number;
-  /** Longest delay, ms (finite, ≥ baseMs). Default 60 000 (or baseMs, if larger). */
-  maxMs?: number;
-  /** Growth per attempt (finite, ≥ 1). Default 2. */
-  factor?: number;
-  /** 0–1: this share of each delay is random (0: exact; 1: anywhere from 0 to the delay). Default 0. */
-  jitter?: number;
-}
-
 /** Where an error reported to `onError` came from. */
 export type ConsumePhase = 'handler' | 'claim' | 'ack' | 'nack' | 'release' | 'reject' | 'extend' | 'stats';
 
@@ -61,15 +45,11 @@ export interface ConsumeErrorInfo<E = unknown> {
   lease?: Lease<E>;
 }
 
-/** Options of {@link consume}. Durations are milliseconds. */
-export interface ConsumeOptions<E = unknown> {
-  /** Names this consumer in leases (non-empty). Default: `consume-` and a random id. */
-  workerId?: string;
-  /**
-   * How long a claim holds a message before another worker may take it over (> 0). Default
-   * 30 000. While the handler runs the lease is extended when about half of it is left.
-   */
-  visibilityMs?: number;
+/**
+ * Options of {@link consume}: those of both worker loops ({@link WorkerLoopOptions}: `workerId`
+ * defaults to `consume-` and a random id), and a consumer's own. Durations are milliseconds.
+ */
+export interface ConsumeOptions<E = unknown> extends WorkerLoopOptions {
   /** Messages handled at once, each of a different group (integer 1–1000). Default 1. */
   concurrency?: number;
   /** Claim only groups of at least this priority (integer 0–4). Default 0. */
@@ -78,8 +58,6 @@ export interface ConsumeOptions<E = unknown> {
   signal?: AbortSignalLike;
   /** How long `stop()` (and `signal`) let running handlers finish (≥ 0; `Infinity` waits for them). Default 10 000. */
   graceMs?: number;
-  /** Retry delays after a handler fails. */
-  backoff?: BackoffOptions;
   /**
    * Receives every error the consumer survives: handler failures (the message is nacked), and
    * transport failures (claims are retried after the idle back-off; a message whose ack or nack
@@ -93,18 +71,6 @@ export interface ConsumeOptions<E = unknown> {
    * or tracing spans. Called synchronously; what it throws cannot break the consumer. Default none.
    */
   onEvent?: (event: ConsumeEvent<E>) => void;
-  /**
-   * Shortest and longest idle poll (> 0): from `idleMinMs`, doubling up to `idleMaxMs`. Defaults
-   * 50, and 10 000 on a transport with change notices (the poll only backs them up), else 1000.
-   */
-  idleMinMs?: number;
-  idleMaxMs?: number;
-  /** The clock the transport measures leases with. Default `Date.now`. */
-  clock?: Clock;
-  /** Timers for renewal, idle waits and the stop grace. Default: `globalThis.setTimeout`. */
-  scheduler?: Scheduler;
-  /** Random numbers in [0, 1) for the back-off jitter. Default `Math.random`. */
-  random?: () => number;
   /**
    * Start at most `max` handlers (an integer ≥ 1) in any `perMs` (> 0) window: for a server
    * that allows so many requests a second. Default: no bound.

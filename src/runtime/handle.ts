@@ -1,17 +1,20 @@
 /**
  * One claimed event, start to finish: load → dedupe → suspension → stale timeout → handler →
  * commit (with the dedupe mark) → ack. Every way out releases or acks the lease, or leaves it
- * to run out only when the store itself failed (the error propagates to the caller).
+ * to run out only when the store itself failed (the error propagates to the caller). Inside
+ * `run()` the ack also claims the next event (`ackAndClaim`: one transaction where two calls
+ * pay two), as `consume()` does.
  * @internal
  */
 import { ClosedError, LeaseLostError, StoreConflictError } from '../errors.js';
 import type { Execution } from '../store/contract.js';
 import type { Lease } from '../transport/contract.js';
 import { isId, readClock, reasonFrom } from '../validate.js';
+import { Kept } from '../worker/keeper.js';
+import { retryDelay } from '../worker/options.js';
 import { isTimeoutFor, readControl, writeControl, type ControlState } from './control.js';
 import { toChanges } from './effects.js';
 import type { Config } from './options.js';
-import { Renewal } from './renewal.js';
 import type { RuntimeEvent, StepResult } from './types.js';
 
 interface Delivery {
@@ -21,8 +24,13 @@ interface Delivery {
   attempt: number;
 }
 
+/** Where `run()` wants the event claimed with an ack (`ackAndClaim`); `lease` is set when one was. */
+export interface NextClaim {
+  lease: Lease | null;
+}
+
 /** Runs `action` on the lease; a lease lost meanwhile is not an error here (the message moved on). */
-async function settle(action: Promise<void>): Promise<boolean> {
+async function settle(action: Promise<unknown>): Promise<boolean> {
   try {
     await action;
     return true;
@@ -32,17 +40,23 @@ async function settle(action: Promise<void>): Promise<boolean> {
   }
 }
 
-/** The retry delay for a delivery's `attempt`: `retryBaseMs · 2^(attempt-1)`, capped at `retryMaxMs`. */
-export function backoff<X extends Execution>(cfg: Config<X>, attempt: number): number {
-  return Math.min(cfg.retryMaxMs, cfg.retryBaseMs * 2 ** Math.max(0, attempt - 1));
+/** Acks `lease`, and with `next` claims the next event in the same call. */
+function ack<X extends Execution>(cfg: Config<X>, lease: Lease, next: NextClaim | undefined): Promise<boolean> {
+  if (!next) return settle(cfg.transport.ack(lease));
+  return settle(cfg.transport.ackAndClaim(lease, cfg.workerId, cfg.visibilityMs).then((claimed) => void (next.lease = claimed)));
+}
+
+/** The retry delay for a delivery's `attempt`, by the `backoff` option. */
+function backoff<X extends Execution>(cfg: Config<X>, attempt: number): number {
+  return retryDelay(cfg.backoff, attempt, cfg.random);
 }
 
 function isEvent(value: unknown): value is RuntimeEvent {
   return typeof value === 'object' && value !== null && isId((value as RuntimeEvent).id);
 }
 
-/** Handles the event `lease` holds and says what happened. */
-export async function handleLease<X extends Execution>(cfg: Config<X>, lease: Lease): Promise<StepResult> {
+/** Handles the event `lease` holds and says what happened; with `next`, an ack claims the next event into it. */
+export async function handleLease<X extends Execution>(cfg: Config<X>, lease: Lease, next?: NextClaim): Promise<StepResult> {
   const executionId = lease.groupId;
   const event = lease.event;
   // An event without an id cannot be deduplicated; it is still retried (and dead-lettered by
@@ -58,14 +72,14 @@ export async function handleLease<X extends Execution>(cfg: Config<X>, lease: Le
     return { ...d, kind: 'missing', retryInMs };
   }
   if (await cfg.store.isProcessed(executionId, d.eventId)) {
-    await settle(cfg.transport.ack(lease));
+    await ack(cfg, lease, next);
     return { ...d, kind: 'duplicate' };
   }
   const control = readControl(stored);
   if (control.suspended) return hold(cfg, lease, stored, control, d);
   if (isTimeoutFor(executionId, event)) {
     if (control.timers[event.path] !== event.fireAt) {
-      await settle(cfg.transport.ack(lease));
+      await ack(cfg, lease, next);
       return { ...d, kind: 'stale' };
     }
     delete control.timers[event.path];
@@ -74,20 +88,21 @@ export async function handleLease<X extends Execution>(cfg: Config<X>, lease: Le
   // The handler works on a private copy: a throw, a conflict or a lost lease leaves the stored
   // execution as it was (the in-memory store would otherwise hand out its live object).
   const exe = cfg.clone(stored);
-  const renewal = new Renewal(cfg, lease);
+  const renewal = cfg.keeper.keep(new Kept(lease));
   try {
     const effects = await cfg.handler(exe, event, { now: readClock(cfg.clock), attempt: lease.attempt, seq: lease.seq, workerId: cfg.workerId });
     const changes = toChanges(effects, control, readClock(cfg.clock), cfg.newId);
     writeControl(exe, control);
     changes.processedEventId = d.eventId;
     changes.trace = { event: d.eventId, type: event.type, worker: cfg.workerId, attempt: lease.attempt, ...changes.trace };
-    await renewal.stop();
+    await cfg.keeper.stop(renewal);
     if (renewal.lost) return { ...d, kind: 'lost' };
     await cfg.store.commit(exe, changes);
   } catch (error) {
-    await renewal.stop();
+    await cfg.keeper.stop(renewal);
     if (error instanceof StoreConflictError) {
-      await settle(cfg.transport.nack(renewal.lease, 0));
+      // Not the event's fault: back at once without spending an attempt.
+      await settle(cfg.transport.release(renewal.lease, 0));
       return { ...d, kind: 'conflict' };
     }
     if (error instanceof ClosedError) throw error;
@@ -96,7 +111,7 @@ export async function handleLease<X extends Execution>(cfg: Config<X>, lease: Le
   }
   // Committed. If the ack fails because another worker took the event over, the commit stands
   // and its dedupe mark makes that worker's delivery a duplicate.
-  const acked = await settle(cfg.transport.ack(renewal.lease));
+  const acked = await ack(cfg, renewal.lease, next);
   return { ...d, kind: 'handled', acked };
 }
 
@@ -122,7 +137,7 @@ async function hold<X extends Execution>(cfg: Config<X>, lease: Lease, stored: X
     await cfg.store.save(exe);
   } catch (error) {
     if (!(error instanceof StoreConflictError)) throw error;
-    await settle(cfg.transport.nack(lease, 0));
+    await settle(cfg.transport.release(lease, 0));
     return { ...d, kind: 'conflict' };
   }
   // A resume() between the save and here already released the lease: the extend then fails

@@ -7,11 +7,13 @@ import type { Execution } from '../store/contract.js';
 import type { Transport } from '../transport/contract.js';
 import { checkId, checkInteger, checkObject } from '../validate.js';
 import { leaseOf, readControl, writeControl } from './control.js';
-import { handleLease } from './handle.js';
+import type { Lease } from '../transport/contract.js';
+import { IdleTimer, Notices, sleep } from '../worker/idle.js';
+import type { AbortSignalLike } from '../worker/types.js';
+import { handleLease, type NextClaim } from './handle.js';
 import { resolveOptions, type Config } from './options.js';
 import { fireTimers, relayOutbox, relaySpawns } from './relay.js';
-import type { AbortSignalLike, EventBase, RuntimeEvent, RuntimeOptions, SendEvent, StepResult } from './types.js';
-import { ChangeWatch, sleep } from './wait.js';
+import type { EventBase, RuntimeEvent, RuntimeOptions, SendEvent, StepResult } from './types.js';
 
 /** How often suspend/resume reload and retry when a handler commits under them. */
 const CONTROL_RETRIES = 20;
@@ -34,6 +36,8 @@ const YIELD_EVERY = 64;
 export class Runtime<X extends Execution = Execution, E extends EventBase = RuntimeEvent> {
   readonly #cfg: Config<X>;
   #claimStreak = 0;
+  /** Inside `run()`: where an ack claims the next event, which the next step handles. */
+  #next: NextClaim | undefined;
 
   /**
    * `X` and `E` are inferred from `store` and `transport`: with a `Transport<OrderEvent>` the
@@ -98,10 +102,14 @@ export class Runtime<X extends Execution = Execution, E extends EventBase = Runt
       const relayed = await this.#relay();
       if (relayed) return relayed;
     }
-    const lease = await cfg.transport.claim(cfg.workerId, cfg.visibilityMs);
+    let lease: Lease | null;
+    const next = this.#next;
+    if (next?.lease) [lease, next.lease] = [next.lease, null];
+    else lease = await cfg.transport.claim(cfg.workerId, cfg.visibilityMs);
     if (lease) {
       this.#claimStreak += 1;
-      return handleLease(cfg, lease);
+      // The ack claims the next event too, unless the next step must relay first.
+      return handleLease(cfg, lease, this.#claimStreak < cfg.relayEvery ? next : undefined);
     }
     this.#claimStreak = 0;
     return (await this.#relay()) ?? { kind: 'idle' };
@@ -119,9 +127,12 @@ export class Runtime<X extends Execution = Execution, E extends EventBase = Runt
   }
 
   /**
-   * Steps until `signal` aborts, then resolves. When idle it waits for the transport's change
-   * notice (where the transport has them) or a back-off from `idleMinMs` doubling to `idleMaxMs`
-   * (leases and parks run out without notice), and wakes at once on abort. It never spins.
+   * Steps until `signal` aborts, then resolves. Each ack claims the next event in the same call
+   * (`ackAndClaim`), as `consume()` does; an event so claimed when the signal aborts is given
+   * back at once, its attempt unspent. Idle, it waits for the transport's change notices (where
+   * the transport has them), for the next time the transport says a lease or a delay runs out,
+   * or for a poll from `idleMinMs` doubling to `idleMaxMs` (store timers come due unannounced),
+   * and wakes at once on abort. It never spins.
    * @throws (rejects with) the first error a step throws; the caller decides whether to restart.
    */
   async run(options: { signal: AbortSignalLike }): Promise<void> {
@@ -131,15 +142,25 @@ export class Runtime<X extends Execution = Execution, E extends EventBase = Runt
       throw new TypeError('options.signal must be an AbortSignal');
     }
     const cfg = this.#cfg;
-    const watch = new ChangeWatch(cfg.transport);
-    let idleMs = cfg.idleMinMs;
+    let wake: (() => void) | undefined;
+    const notices = new Notices(cfg.transport, () => wake?.());
+    const listen = (listener: () => void): (() => void) => {
+      wake = listener;
+      return () => void (wake = undefined);
+    };
+    // A failed stats() read only loses the ready time (the poll still runs); a failing
+    // transport surfaces in the next step's claim.
+    const idle = new IdleTimer(cfg, () => undefined);
+    const next: NextClaim = { lease: null };
+    this.#next = next;
     let busy = 0;
     try {
       while (!signal.aborted) {
-        watch.dirty = false;
+        const seen = notices.count;
         const result = await this.step();
         if (result.kind !== 'idle') {
-          idleMs = cfg.idleMinMs;
+          idle.busy();
+          if (result.kind === 'failed' || result.kind === 'missing' || result.kind === 'suspended') idle.changed();
           // Work can keep every step inside microtasks; let timers and I/O of the host in now and then.
           if (++busy >= YIELD_EVERY) {
             busy = 0;
@@ -148,12 +169,19 @@ export class Runtime<X extends Execution = Execution, E extends EventBase = Runt
           continue;
         }
         busy = 0;
-        if (watch.dirty) continue;
-        await sleep(cfg.scheduler, idleMs, signal, watch.listen);
-        idleMs = Math.min(idleMs * 2, cfg.idleMaxMs);
+        if (notices.count !== seen) continue;
+        const { delayMs, polling } = await idle.next();
+        if (notices.count !== seen || signal.aborted) continue;
+        let woken = false;
+        await sleep(cfg.scheduler, delayMs, signal, (listener) => listen(() => ((woken = true), listener())));
+        if (!woken) idle.waited(polling);
       }
     } finally {
-      watch.close();
+      this.#next = undefined;
+      notices.close();
+      // Claimed by the last ack but never handled: back at once, no attempt spent. If the
+      // release fails too, the lease runs out and the event comes back then (an attempt spent).
+      if (next.lease) await cfg.transport.release(next.lease, 0).catch(() => undefined);
     }
   }
 

@@ -12,9 +12,9 @@
  * - **control state**: the runtime's own bookkeeping inside each execution, under the reserved
  *   field `$runtime` (suspension, the lease held while suspended, the armed timers).
  */
-import type { Clock } from '../clock.js';
 import type { Execution, ExecutionStore } from '../store/contract.js';
 import type { Transport } from '../transport/contract.js';
+import type { WorkerLoopOptions } from '../worker/types.js';
 
 /** An event: any object with a non-empty string `id`. Other fields are the caller's. */
 export interface RuntimeEvent {
@@ -112,24 +112,13 @@ export type Handler<X extends Execution = Execution, E extends EventBase = Runti
   info: HandlerInfo,
 ) => Effects | void | Promise<Effects | void>;
 
-/** A timer the runtime can be driven by: `globalThis`'s by default, a manual one in tests. */
-export interface Scheduler {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-/** The part of `AbortSignal` the runtime uses (typed structurally: the core has no DOM types). */
-export interface AbortSignalLike {
-  readonly aborted: boolean;
-  addEventListener(type: 'abort', listener: () => void): void;
-  removeEventListener(type: 'abort', listener: () => void): void;
-}
-
 /**
- * Options of {@link Runtime}. Durations are milliseconds, read with `clock`. `X` is the
- * execution type (from `store`), `E` the app's event type (from `transport`).
+ * Options of {@link Runtime}: those of both worker loops ({@link WorkerLoopOptions}: `workerId`
+ * defaults to `runtime-` and a random id, `idleMaxMs` to 1000 since nothing announces a store
+ * timer coming due), and a runtime's own. Durations are milliseconds, read with `clock` (use the
+ * transport's). `X` is the execution type (from `store`), `E` the app's event type (from `transport`).
  */
-export interface RuntimeOptions<X extends Execution = Execution, E extends EventBase = RuntimeEvent> {
+export interface RuntimeOptions<X extends Execution = Execution, E extends EventBase = RuntimeEvent> extends WorkerLoopOptions {
   store: ExecutionStore<X>;
   /**
    * The transport the runtime claims from and publishes to. Besides the app's `E`, it carries
@@ -137,28 +126,8 @@ export interface RuntimeOptions<X extends Execution = Execution, E extends Event
    */
   transport: Transport<DeliveredEvent<E>>;
   handler: Handler<X, E>;
-  /** Names this worker in leases; unique among the workers sharing a transport. */
-  workerId: string;
-  /** How long a claim holds an event before another worker may take it over (> 0). Default 30 s, as in `consume()`. */
-  visibilityMs?: number;
-  /** Default `Date.now`. Use the same clock as the transport. */
-  clock?: Clock;
-  /**
-   * Timers for lease renewal, idle waits, and the 0 ms yield `run()` makes every 64 busy steps
-   * (so a manual scheduler in tests must fire 0 ms timers too). Default: `globalThis.setTimeout`.
-   */
-  scheduler?: Scheduler;
-  /** Renew the lease this often while a handler runs (> 0, < visibilityMs). Default `visibilityMs / 2`. */
-  renewEveryMs?: number;
-  /** First retry delay after a handler failure (≥ 0); doubles with each attempt. Default 1000. */
-  retryBaseMs?: number;
-  /** Longest retry delay (≥ retryBaseMs). Default 60 000. */
-  retryMaxMs?: number;
   /** How long a suspended execution's event is held before it is checked again (> 0). Default 3 600 000. */
   suspendHoldMs?: number;
-  /** Shortest and longest idle wait of `run()` (> 0). Defaults 50 and 1000. */
-  idleMinMs?: number;
-  idleMaxMs?: number;
   /** Outbox entries, spawns or timers handled per relay step (positive integer). Default 100. */
   relayBatch?: number;
   /** After this many claiming steps in a row, the next step relays first (positive integer). Default 16. */

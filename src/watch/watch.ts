@@ -14,8 +14,8 @@
  * Its own entry, `leasehold/watch`, so the core entry carries no UI code.
  */
 import { checkDuration, checkOptions } from '../validate.js';
-import { hostScheduler } from '../runtime/host.js';
-import type { Scheduler } from '../runtime/types.js';
+import { hostScheduler } from '../worker/host.js';
+import type { Scheduler } from '../worker/types.js';
 import { isChangeNotifier, type Transport, type TransportSnapshot, type TransportStats } from '../transport/contract.js';
 
 /** Options of {@link watchQueue}. */

@@ -5,18 +5,17 @@
 import { LeaseholdError, StoreConflictError } from '../errors.js';
 import { Runtime } from '../runtime/runtime.js';
 import type { Schedules } from '../schedule/schedules.js';
-import type { AbortSignalLike, RuntimeEvent, StepResult } from '../runtime/types.js';
+import { RUNTIME_OPTIONS } from '../runtime/options.js';
+import type { RuntimeEvent, StepResult } from '../runtime/types.js';
+import type { AbortSignalLike } from '../worker/types.js';
 import type { Execution, ExecutionStore } from '../store/contract.js';
 import { checkId, checkInteger, checkObject, checkOptions } from '../validate.js';
 import { workflowHandler } from './handler.js';
 import { cancelState, EVENT, jsonCopy, newState, readState, snapshotOf, WORKFLOW_FIELD } from './state.js';
 import type { SendWorkflowEvent, Workflow, WorkflowFunction, WorkflowSnapshot, WorkflowsOptions } from './types.js';
 
-/** The keys of WorkflowsOptions: the Runtime's without `handler`, plus `workflows`. */
-const OPTIONS = [
-  'workflows', 'store', 'transport', 'workerId', 'visibilityMs', 'clock', 'scheduler', 'renewEveryMs', 'retryBaseMs', 'retryMaxMs',
-  'suspendHoldMs', 'idleMinMs', 'idleMaxMs', 'relayBatch', 'relayEvery', 'newId', 'clone', 'onUntargeted', 'schedules',
-];
+/** The keys of WorkflowsOptions: the Runtime's without `handler`, plus `workflows` and `schedules`. */
+const OPTIONS = [...RUNTIME_OPTIONS, 'workflows', 'schedules'];
 
 /** How often `cancel` reloads and retries when a step commits under it. */
 const CANCEL_RETRIES = 20;

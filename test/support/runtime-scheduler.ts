@@ -2,7 +2,7 @@
  * A scheduler that runs on a ManualClock: timers fire only when the test moves time with
  * `advance`, each at its own due time, so lease renewals and idle waits need no real sleeps.
  */
-import type { Scheduler } from '../../src/runtime/types.js';
+import type { Scheduler } from '../../src/worker/types.js';
 
 interface Timer {
   due: number;

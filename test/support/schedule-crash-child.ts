@@ -36,6 +36,12 @@ const reported: Partial<Transport> = {
     if (lease?.groupId === 'ticks') process.stdout.write(`CLAIM ${lease.seq} ${(lease.event as { id: string }).id}\n`);
     return lease;
   },
+  // Runtime.run claims with its acks too.
+  async ackAndClaim(lease, workerId, visibilityMs, options) {
+    const next = await sqlite.ackAndClaim(lease, workerId, visibilityMs, options);
+    if (next?.groupId === 'ticks') process.stdout.write(`CLAIM ${next.seq} ${(next.event as { id: string }).id}\n`);
+    return next;
+  },
 };
 // Every other call goes to the transport itself (bound: its methods use private fields).
 const transport = new Proxy(sqlite, {

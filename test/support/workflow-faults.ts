@@ -47,7 +47,14 @@ export function transportDyingAtAck(transport: Transport, dying: () => boolean):
       if (dying()) throw new ClosedError('transport (the worker died before its ack)');
       return transport.ack(lease);
     },
+    // run() acks with the next claim in one call: the worker dies before that one too.
+    ackAndClaim: async (lease, workerId, visibilityMs, options) => {
+      if (dying()) throw new ClosedError('transport (the worker died before its ack)');
+      return transport.ackAndClaim(lease, workerId, visibilityMs, options);
+    },
     nack: (lease, delayMs) => transport.nack(lease, delayMs),
+    release: (lease, delayMs) => transport.release(lease, delayMs),
+    stats: () => transport.stats(),
     extend: (lease, visibilityMs) => transport.extend(lease, visibilityMs),
     inspect: () => transport.inspect(),
     close: () => transport.close(),

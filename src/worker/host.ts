@@ -1,5 +1,5 @@
 /**
- * The few host facilities the runtime needs (timers, ids, deep copies), reached through
+ * The few host facilities the worker loops need (timers, ids, deep copies), reached through
  * `globalThis` with narrow structural types: the core compiles against ES2022 alone, with no
  * DOM or Node types, and runs on any JavaScript runtime. Every one of them can be injected.
  * @internal
