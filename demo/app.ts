@@ -4,6 +4,7 @@
  */
 import { type DeadLetter, type DeadLetterPolicy, type MessageSnapshot, Runtime, type TransportSnapshot } from 'leasehold';
 import type { BrowserDatabase, OwnerInfo } from 'leasehold/browser';
+import { Workflows } from 'leasehold/workflow';
 import type { DemoClock } from './clock.ts';
 import { Activity, drain, MAX_ATTEMPTS, openDemoDatabase, type Storage } from './database.ts';
 import { History } from './history.ts';
@@ -14,6 +15,7 @@ import { TimelineModel } from './timeline/model.ts';
 import { observe } from './timeline/observe.ts';
 import type { WorkerAction } from './views/workers.ts';
 import { DemoWorker, type DemoEvent, type WorkerContext, type WorkerSettings } from './workers.ts';
+import { ledger, ORDER_WORKFLOW, orderWorkflow } from './workflow.ts';
 
 export class Demo {
   readonly clock: DemoClock;
@@ -28,6 +30,8 @@ export class Demo {
   /** Starts this tab's worker ids: a joining tab's workers must not share names with the first tab's. */
   workerPrefix = '';
   db!: BrowserDatabase;
+  /** Starts workflows and reads where they stand; never steps (the workers run them). */
+  workflows!: Workflows;
   workers: DemoWorker[] = [];
   executions = new Set<string>();
   owner: OwnerInfo | undefined;
@@ -72,8 +76,12 @@ export class Demo {
       log: this.log,
       endings: this.#endings,
       seen: (seq) => this.#seen.get(seq),
-      onExecution: (id) => this.#trackExecution(id),
+      onExecution: (id) => this.trackExecution(id),
+      tab: () => (this.workerPrefix ? 'tab 2' : 'tab 1'),
     };
+    const pageRunsNoStep = (): Promise<string> => Promise.reject(new Error('the page only starts workflows; its workers run them'));
+    // The store unwrapped: `get` runs with every snapshot, and a counted call would ask for the next one.
+    this.workflows = new Workflows({ store: this.db.store, transport: this.#ctx.transport, workerId: 'page', visibilityMs: 5_000, clock: this.clock.now, workflows: [orderWorkflow(pageRunsNoStep)] });
     this.db.transport.onChange(() => this.changed());
     this.db.onOwnerChange((owner) => {
       const took = owner.isThisTab && this.owner?.isThisTab === false;
@@ -184,6 +192,7 @@ export class Demo {
     this.executions.clear();
     this.settings.executions[this.settings.storage] = [];
     this.#endings.clear();
+    ledger.clear();
     this.clock.set(0);
     if (drained > 0) this.log.add({ at: 0, kind: 'info', text: `Emptied the queue for the lesson (${drained} message${drained === 1 ? '' : 's'} claimed and acked)` });
   }
@@ -198,13 +207,19 @@ export class Demo {
       at: (ms, action) => void this.clock.until(ms, signal).then(() => signal.aborted || action()),
       createExecution: async (id) => {
         await sender.createExecution(id);
-        this.#trackExecution(id);
+        this.trackExecution(id);
       },
+      startOrder: async (id, input) => {
+        await this.workflows.start(ORDER_WORKFLOW, id, input);
+        this.trackExecution(id);
+      },
+      trackExecution: (id) => this.trackExecution(id),
       send: async (executionId, event) => void (await sender.send(executionId, event)),
     };
   }
 
-  #trackExecution(id: string): void {
+  /** Shows execution `id` in the executions panel (the store has no "list all"). */
+  trackExecution(id: string): void {
     if (this.executions.has(id)) return;
     this.executions.add(id);
     this.settings.executions[this.settings.storage] = [...this.executions];

@@ -1,10 +1,11 @@
 /**
- * The nine lessons. Each sets up a scenario on an emptied queue at time 0 — real messages, real
+ * The ten lessons. Each sets up a scenario on an emptied queue at time 0 — real messages, real
  * workers, a few timed actions (a crash, a stall) — says in a few sentences what to watch, and
  * lets it run. Nothing is scripted beyond those actions: what follows is the library's doing.
  */
 import type { DeadLetterPolicy } from 'leasehold';
 import type { DemoWorker, DemoEvent, WorkerSettings } from './workers.ts';
+import type { OrderInput } from './workflow.ts';
 
 export interface LessonContext {
   addWorker(settings: Partial<WorkerSettings>): DemoWorker;
@@ -15,6 +16,10 @@ export interface LessonContext {
   at(ms: number, action: () => void): void;
   createExecution(id: string): Promise<void>;
   send(executionId: string, event: Record<string, unknown>): Promise<void>;
+  /** Starts lesson 10's order workflow as execution `id`; workflow workers run it. */
+  startOrder(id: string, input: OrderInput): Promise<void>;
+  /** Shows execution `id` in the executions panel. */
+  trackExecution(id: string): void;
 }
 
 export interface Lesson {
@@ -29,10 +34,10 @@ export interface Lesson {
   onDeadLetter?: DeadLetterPolicy;
   /** A button the lesson offers the learner, e.g. opening a second tab. */
   action?: { label: string; run(): void };
-  /** What the lesson says in a tab that joined it (lesson 7's second tab)… */
+  /** What the lesson says in a tab that joined it (lessons 7 and 10's second tab)… */
   joinText?: string;
   /** …and what that tab does: it keeps the queue as it is and adds its own workers. */
-  join?(ctx: Pick<LessonContext, 'addWorker'>): void;
+  join?(ctx: Pick<LessonContext, 'addWorker' | 'trackExecution'>): void;
 }
 
 async function publishAll(ctx: LessonContext, groups: [string, string[], number?][]): Promise<void> {
@@ -167,6 +172,25 @@ export const LESSONS: readonly Lesson[] = [
         ['contact-43', ['create', 'update phone']],
       ]);
       ctx.addWorker({ visibilityMs: 5_000, workMs: 1_000 });
+    },
+  },
+  {
+    id: 10,
+    title: 'Workflow across tabs',
+    storage: 'opfs',
+    text: 'order-42 is a workflow of three steps — reserve, charge, ship — and a 15 s wait for the courier before ship. w1 runs each step under a lease and records its result in the store, one commit per step; Executions lists the steps as they are recorded, with the tab that ran each and how often its code ran (the shop’s ledger, outside the database). While the order waits (2–17 s) nobody holds a lease: press “Open a second tab”, then close this one. The courier’s timer is in the database, not in this tab: at 17 s the other tab’s worker takes it, gets reserve and charge back from the record without running them — their counts stay at 1 — and runs only ship.',
+    joinText: 'This is the second tab: its worker tab2-w1 runs the same order workflow, its calls forwarded to the first tab. Close the first tab while order-42 waits for the courier: this tab takes the file over, and at 17 s the timer comes due here. tab2-w1 replays the workflow from the top — reserve and charge return their recorded results without running (their counts stay at 1) — and runs ship. Close the first tab during a step instead, and that step runs again once its lease runs out: a step’s code runs at least once, its recorded result is final.',
+    action: {
+      label: 'Open a second tab',
+      run: () => void window.open(`${location.pathname}#lesson=10&tab=2`, '_blank'),
+    },
+    join(ctx) {
+      ctx.trackExecution('order-42');
+      ctx.addWorker({ kind: 'workflow', visibilityMs: 5_000, workMs: 1_000 });
+    },
+    async setup(ctx) {
+      await ctx.startOrder('order-42', { courierMs: 15_000 });
+      ctx.addWorker({ kind: 'workflow', visibilityMs: 5_000, workMs: 1_000 });
     },
   },
 ];

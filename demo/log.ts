@@ -5,7 +5,7 @@
 import type { MessageSnapshot } from 'leasehold';
 import { seconds } from './clock.ts';
 
-export type LogKind = 'claim' | 'ack' | 'park' | 'retry' | 'refused' | 'late-ack' | 'crash' | 'stall' | 'pause' | 'handled' | 'dead' | 'reject' | 'redrive' | 'discard' | 'owner' | 'info';
+export type LogKind = 'claim' | 'ack' | 'park' | 'retry' | 'refused' | 'late-ack' | 'crash' | 'stall' | 'pause' | 'handled' | 'step' | 'dead' | 'reject' | 'redrive' | 'discard' | 'owner' | 'info';
 
 export interface LogEntry {
   id: number;

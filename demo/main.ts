@@ -27,13 +27,14 @@ import { QueueView } from './views/queue.ts';
 import { SqlView } from './views/sql.ts';
 import { TimelineView } from './views/timeline.ts';
 import { WorkersView } from './views/workers.ts';
+import { ledger } from './workflow.ts';
 
 // The queue and dead-letter views are leasehold/inspector's: their styles come with them.
 document.head.append(Object.assign(document.createElement('style'), { textContent: VIEW_CSS }));
 const settings = await loadSettings();
 const linked = readScene();
 const scene = linked && (!linked.own || linked.scene.join) ? linked.scene : null;
-// A link replays its lesson from 0 (below); lesson 7's second tab joins the shared file.
+// A link replays its lesson from 0 (below); a lesson's second tab (7, 10) joins the shared file.
 if (scene && (scene.join || LESSONS.find((l) => l.id === scene.lesson)?.storage === 'opfs')) settings.storage = 'opfs';
 // A memory database starts empty on every load, so its timeline does too.
 settings.time.memory = 0;
@@ -165,7 +166,14 @@ async function fetchSnapshot(): Promise<void> {
     const db = demo.db;
     const snapshot = await db.transport.inspect();
     const views = new Map<string, ExecutionView>();
-    for (const id of demo.executions) views.set(id, { execution: await db.store.load(id), trace: await db.store.readTrace(id) });
+    const runs = ledger.read();
+    for (const id of demo.executions) {
+      const execution = await db.store.load(id);
+      const view: ExecutionView = { execution, trace: await db.store.readTrace(id) };
+      // A workflow keeps its state in the execution's `$workflow` field (docs/workflows.md).
+      if (execution?.$workflow !== undefined) Object.assign(view, { workflow: await demo.workflows.get(id), runs: runs.filter((r) => r.execution === id) });
+      views.set(id, view);
+    }
     if (panels.get('sql')!.open) sql.render(await db.sqlTrace());
     demo.setSnapshot(snapshot);
     latest = { at: snapshot.now, snapshot, workers: demo.workers.map(workerState), executions: views };
@@ -226,11 +234,11 @@ await demo.open(settings.storage, policyOf(scene?.lesson ?? settings.lesson));
 requestAnimationFrame(frame);
 const joining = scene?.join ? LESSONS.find((l) => l.id === scene.lesson) : undefined;
 if (joining) {
-  // Lesson 7's second tab: the queue is the first tab's; this tab only adds its own worker.
+  // A second tab (lessons 7 and 10): the queue is the first tab's; this tab only adds its own worker.
   demo.workerPrefix = 'tab2-';
   settings.lesson = joining.id;
   lessons.show(joining.id, true);
-  joining.join?.({ addWorker: (s) => demo.addWorker(s) });
+  joining.join?.({ addWorker: (s) => demo.addWorker(s), trackExecution: (id) => demo.trackExecution(id) });
 } else if (scene && scene.lesson > 0) {
   replaying = true;
   await pickLesson(scene.lesson);

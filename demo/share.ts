@@ -10,7 +10,7 @@ export interface Scene {
   speed: number;
   /** Demo milliseconds, a multiple of 100. */
   time: number;
-  /** Lesson 7's second tab: joins the queue as it is instead of setting the lesson up. */
+  /** A lesson's second tab (7, 10): joins the queue as it is instead of setting the lesson up. */
   join: boolean;
 }
 

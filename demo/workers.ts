@@ -6,8 +6,10 @@
  * does next, never the queue behind its back.
  */
 import { type ChangeNotifier, type ExecutionStore, type Lease, LeaseLostError, type MessageSnapshot, Runtime, type StepResult, type Transport } from 'leasehold';
+import { Workflows } from 'leasehold/workflow';
 import { type DemoClock, seconds } from './clock.ts';
 import { claimReason, type EventLog, eventLabel, type LeaseEnding } from './log.ts';
+import { ledger, list, orderWorkflow } from './workflow.ts';
 
 /** What the demo publishes: a label, and optionally how the worker should treat it. */
 export interface DemoEvent {
@@ -38,9 +40,12 @@ export interface WorkerContext {
   seen(seq: number): MessageSnapshot | undefined;
   /** A runtime worker touched this execution: show it. */
   onExecution(id: string): void;
+  /** Which tab this is, as the ledger of side effects names it ("tab 1"). */
+  tab(): string;
 }
 
-export type WorkerKind = 'plain' | 'runtime';
+/** plain: claim, work, ack; runtime: a `Runtime` stepping executions; workflow: `Workflows` running lesson 10's order workflow. */
+export type WorkerKind = 'plain' | 'runtime' | 'workflow';
 export type WorkerStatus = 'idle' | 'working' | 'paused' | 'stalled' | 'crashed';
 
 export interface WorkerSettings {
@@ -63,6 +68,8 @@ export class DemoWorker {
   #stalled = false;
   #crashed = false;
   readonly #crash = new AbortController();
+  /** The workflow step whose `fn` this worker ran in the event it is handling. */
+  #ranStep: string | undefined;
   #kick!: Promise<void>;
   #kicked!: () => void;
 
@@ -70,7 +77,8 @@ export class DemoWorker {
     this.settings = settings;
     this.#ctx = ctx;
     this.#renewKick();
-    void (settings.kind === 'plain' ? this.#runPlain() : this.#runRuntime()).catch((error: unknown) => {
+    const running = settings.kind === 'plain' ? this.#runPlain() : this.#runSteps(settings.kind === 'runtime' ? this.#runtime() : this.#workflows());
+    void running.catch((error: unknown) => {
       // A storage failure or a closed database (storage switched): the worker stops, visibly.
       if (this.#crashed) return;
       this.#crashed = true;
@@ -203,10 +211,11 @@ export class DemoWorker {
     this.lease = null;
   }
 
-  async #runRuntime(): Promise<void> {
+  /** A Runtime whose handler counts the events of an execution, working `workMs` on each. */
+  #runtime(): Runtime {
     const { clock, store } = this.#ctx;
-    const { id, visibilityMs, workMs } = this.settings;
-    const runtime = new Runtime({
+    const { id, visibilityMs } = this.settings;
+    return new Runtime({
       store,
       transport: this.#observed(),
       workerId: id,
@@ -214,20 +223,45 @@ export class DemoWorker {
       clock: clock.now,
       scheduler: clock.scheduler(this.#crash.signal),
       handler: async (execution, event) => {
-        const end = clock.now() + workMs;
-        while (clock.now() < end && !this.#crashed) await this.#wait(clock.until(end, this.#crash.signal));
-        // A crashed worker's handler never returns: its lease is left to run out.
-        if (this.#crashed) await new Promise(() => {});
+        await this.#work();
         execution.handled = (Number(execution.handled) || 0) + 1;
         execution.last = eventLabel(event);
         return { trace: { label: eventLabel(event) } };
       },
     });
+  }
+
+  /** Workflows running the order workflow: each step works `workMs`, marked in the ledger. */
+  #workflows(): Workflows {
+    const { clock, store } = this.#ctx;
+    const { id, visibilityMs } = this.settings;
+    const order = orderWorkflow(async (executionId, step, replayed) => {
+      const runs = ledger.read().filter((r) => r.execution === executionId && r.step === step).length + 1;
+      const at = clock.now();
+      ledger.add({ execution: executionId, step, worker: id, tab: this.#ctx.tab(), at });
+      this.#ranStep = step;
+      const from = replayed.length ? `; ${list(replayed)} came back from the record without running again` : '';
+      this.#ctx.log.add({ at, kind: 'step', text: `${this.id} runs ${step} for ${executionId} (run ${runs} of this step in the ledger)${from}`, worker: this.id, group: executionId });
+      await this.#work();
+      return `${step}: ${id} in ${this.#ctx.tab()} at ${seconds(at)}`;
+    });
+    return new Workflows({ store, transport: this.#observed(), workerId: id, visibilityMs, clock: clock.now, scheduler: clock.scheduler(this.#crash.signal), workflows: [order] });
+  }
+
+  /** Works `workMs` of demo time; a crashed worker's work never ends, so its lease is left to run out. */
+  async #work(): Promise<void> {
+    const { clock } = this.#ctx;
+    const end = clock.now() + this.settings.workMs;
+    while (clock.now() < end && !this.#crashed) await this.#wait(clock.until(end, this.#crash.signal));
+    if (this.#crashed) await new Promise(() => {});
+  }
+
+  async #runSteps(runner: { step(): Promise<StepResult> }): Promise<void> {
     // Only a crash interrupts a step: a paused worker finishes the event it is on.
     const crashed = new Promise<undefined>((resolve) => this.#crash.signal.addEventListener('abort', () => resolve(undefined)));
     while (!this.#crashed) {
       if (await this.#gate()) continue;
-      const result = await Promise.race([runtime.step(), crashed]);
+      const result = await Promise.race([runner.step(), crashed]);
       if (this.#crashed) return;
       if (!result || result.kind === 'idle') {
         await this.#idle();
@@ -294,10 +328,17 @@ export class DemoWorker {
     if (!('executionId' in result)) return;
     this.#ctx.onExecution(result.executionId);
     const what = `${result.executionId}#${result.seq}`;
+    const acked = result.kind === 'handled' && result.acked ? ', then acked' : '; the ack was refused (another worker took over)';
+    const ran = this.#ranStep;
+    this.#ranStep = undefined;
     const text =
-      result.kind === 'handled'
-        ? `${this.id} handled ${what}: new state, dedupe mark and trace step committed in one transaction${result.acked ? ', then acked' : '; the ack was refused (another worker took over)'}`
-        : `${this.id}: ${result.kind} ${what}`;
+      result.kind !== 'handled'
+        ? `${this.id}: ${result.kind} ${what}`
+        : this.settings.kind !== 'workflow'
+          ? `${this.id} handled ${what}: new state, dedupe mark and trace step committed in one transaction${acked}`
+          : ran
+            ? `${this.id} handled ${what}: ${ran}'s result is recorded — the step, the workflow's state and the event that moves it on committed in one transaction${acked}. No replay runs ${ran} again`
+            : `${this.id} handled ${what}: the workflow ran again from the top, its recorded steps returned their results without running, and what came next (a sleep, or its end) committed in one transaction${acked}`;
     this.note = `${result.kind} ${what}`;
     this.#log('handled', text, { groupId: result.executionId, seq: result.seq, attempt: result.attempt });
   }

@@ -1,5 +1,5 @@
 import { expect, type Page, test } from '@playwright/test';
-import { consoleErrors, group, logEntries, openDemo, screenshots, settled, startLesson, step, watchErrors } from './demo-support.js';
+import { closeOwner, consoleErrors, group, logEntries, openDemo, openSecondTab, screenshots, settled, startLesson, step } from './demo-support.js';
 
 test.use({ viewport: { width: 1280, height: 900 } });
 
@@ -12,21 +12,14 @@ test('lesson 7: a second tab joins through the owner; when the owner closes, it 
   await expect(first.locator('[data-testid="worker"][data-worker="w1"] .holds')).toContainText('holds upload-1#');
   await screenshots(first, 'lesson-7-owner');
 
-  const [second] = await Promise.all([context.waitForEvent('page'), first.getByTestId('lesson-action').click()]);
-  watchErrors(second);
-  await expect(second.locator('body')).toHaveAttribute('data-ready', 'true');
-  await second.bringToFront();
-  await expect(second.getByTestId('lesson-text')).toContainText('This is the second tab');
-  await expect(second.getByTestId('owner')).toHaveText(/^Another tab owns the database file/);
+  const second = await openSecondTab(first);
   // The second tab's worker works the same queue, its calls forwarded to the first tab.
   await expect(logEntries(second, { kind: 'claim', worker: 'tab2-w1' })).toHaveCount(1);
   await expect(second.locator('[data-testid="worker"][data-worker="tab2-w1"] .holds')).toContainText('holds upload-2#');
   await screenshots(second, 'lesson-7-second-tab');
 
   // The owner tab closes, holding w1's lease on upload-1.
-  expect(consoleErrors(first)).toEqual([]);
-  await first.close();
-  await expect(second.getByTestId('owner')).toHaveText(/^This tab owns the database file/, { timeout: 30_000 }); // takeover opens the file: seconds when loaded
+  await closeOwner(first, second);
   await expect(logEntries(second, { kind: 'owner' }).first()).toContainText('This tab took over the database file');
   // Work continues here, and once w1's lease has run out its message is claimed again.
   const retaken = logEntries(second, { kind: 'claim', worker: 'tab2-w1', group: 'upload-1', attempt: '2' });

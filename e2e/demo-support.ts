@@ -53,6 +53,24 @@ export async function startLesson(page: Page, id: number): Promise<void> {
   await expect(page.getByTestId('clock')).toHaveAttribute('data-ms', '0');
 }
 
+/** Opens the lesson's second tab with its action button (lessons 7 and 10); resolves once it has joined through the owner `first`. */
+export async function openSecondTab(first: Page): Promise<Page> {
+  const [second] = await Promise.all([first.context().waitForEvent('page'), first.getByTestId('lesson-action').click()]);
+  watchErrors(second);
+  await expect(second.locator('body')).toHaveAttribute('data-ready', 'true');
+  await second.bringToFront();
+  await expect(second.getByTestId('lesson-text')).toContainText('This is the second tab');
+  await expect(second.getByTestId('owner')).toHaveText(/^Another tab owns the database file/);
+  return second;
+}
+
+/** Closes the owner tab `first` (which must have logged no error) and waits until `second` has taken the database file over. */
+export async function closeOwner(first: Page, second: Page): Promise<void> {
+  expect(consoleErrors(first)).toEqual([]);
+  await first.close();
+  await expect(second.getByTestId('owner')).toHaveText(/^This tab owns the database file/, { timeout: 30_000 }); // takeover opens the file: seconds when loaded
+}
+
 /** Steps the clock `ms` (100 or 1000) `times` times, letting the page settle after each. */
 export async function step(page: Page, ms: 100 | 1000, times = 1): Promise<void> {
   for (let i = 0; i < times; i++) {

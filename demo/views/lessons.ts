@@ -29,7 +29,7 @@ export class LessonBar {
   #current = 0;
   readonly #action = h('button', { class: 'lesson-action', attrs: { type: 'button', 'data-testid': 'lesson-action' } });
 
-  /** `joined`: this tab joined the lesson another tab set up (lesson 7's second tab). */
+  /** `joined`: this tab joined the lesson another tab set up (lessons 7 and 10's second tab). */
   show(id: number, joined = false): void {
     this.#current = id;
     this.#buttons.forEach((button, i) => setAttr(button, 'aria-pressed', String(i === id)));
