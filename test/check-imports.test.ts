@@ -20,6 +20,7 @@ describe('the folder-edge check', () => {
         ['transport/queue.ts', '../remote/host.js', 'remote/host.ts'],
         ['store/state.ts', '../runtime/loop.js', 'runtime/loop.ts'],
         ['runtime/loop.ts', '../consume/drain.js', 'consume/drain.ts'],
+        ['consume/drain.ts', '../runtime/loop.js', 'runtime/loop.ts'],
         ['remote/host.ts', '../durable-object/object.js', 'durable-object/object.ts'],
         ['browser/page.ts', '../durable-object/object.js', 'durable-object/object.ts'],
         ['durable-object/object.ts', 'leasehold/browser', 'browser/index.ts'],
@@ -35,6 +36,8 @@ describe('the folder-edge check', () => {
     expect(rule('transport/queue.ts', '../browser/page.js')).toMatch(/backends \(transport\) never imports platforms \(browser\)/);
     expect(rule('browser/page.ts', '../durable-object/object.js')).toMatch(/platforms never import each other \(browser → durable-object\)/);
     expect(rule('vite/plugin.ts', '../../demo/app.js')).toMatch(/never imports what lies outside it/);
+    // The two worker loops share src/worker/, never each other's code.
+    expect(rule('consume/drain.ts', '../runtime/loop.js')).toMatch(/loops never import each other \(consume → runtime\)/);
     expect(rule('newthing/thing.ts', '')).toMatch(/newthing is in no layer/);
     expect(violations.find((v) => v.specifier === '../remote/host.js')!.line).toBe(3);
   });
@@ -78,6 +81,6 @@ describe('the folder-edge check', () => {
     })();
     expect(error.status).toBe(1);
     expect(error.stderr).toContain("test/fixtures/imports/src/transport/queue.ts:2: '../browser/page.js' (→ browser/page.ts): backends (transport) never imports platforms (browser): arrows run down the layers");
-    expect(error.stderr.trim().split('\n')).toHaveLength(11);
+    expect(error.stderr.trim().split('\n')).toHaveLength(12);
   });
 });
