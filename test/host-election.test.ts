@@ -5,7 +5,7 @@
  * when a test says so.
  */
 import { describe, expect, it } from 'vitest';
-import { BROKER_ATTEMPTS, BROKER_RESTART_MS, BROKER_TIMEOUT_MS, CALL_TIMEOUT_MS, type HostEffect, type HostEnvironment, type HostEvent, type HostState, initialHostState, OPEN_TIMEOUT_MS, ownerInfo, step, unavailableError } from '../src/browser/election.js';
+import { BROKER_ATTEMPTS, BROKER_RESTART_MS, BROKER_RETRY_MS, BROKER_TIMEOUT_MS, CALL_TIMEOUT_MS, type HostEffect, type HostEnvironment, type HostEvent, type HostState, initialHostState, OPEN_TIMEOUT_MS, ownerInfo, step, unavailableError } from '../src/browser/election.js';
 import { HostCore } from '../src/browser/core.js';
 import type { AnswerMessage, CallMessage, HostOptions, HostToHost, HostToPage } from '../src/browser/protocol.js';
 import { errorToWire } from '../src/remote/wire.js';
@@ -519,17 +519,33 @@ describe('the link broker', () => {
     expect(host.send({ kind: 'timeout', timer: 'broker' })).toEqual([]);
     expect(host.state).toMatchObject({ broker: second, brokerAlive: true, brokerMisses: 0 });
 
-    // Where every broker stays silent, the host stops asking after BROKER_ATTEMPTS of them.
+    // Where every broker stays silent, the host stops asking after BROKER_ATTEMPTS of them…
     const stubborn = new Host();
     stubborn.send({ kind: 'open', options: OPFS, env: ENV, broker: port('s0') });
     const asks: number[] = [];
+    let retry: HostEffect<Port>[] = [];
     for (let i = 1; i <= BROKER_ATTEMPTS + 1; i++) {
       const effects = stubborn.send({ kind: 'timeout', timer: 'broker' });
       asks.push(toPage(effects).length);
       if (toPage(effects).length > 0) stubborn.send({ kind: 'broker-port', port: port(`s${i}`) });
+      else retry.push(...effects.filter((e) => e.kind === 'set-timer'));
     }
     expect(asks).toEqual([...Array<number>(BROKER_ATTEMPTS - 1).fill(1), 0, 0]);
     expect(stubborn.state).toMatchObject({ broker: undefined });
+    // …for BROKER_RETRY_MS, then tries one more; a silent one waits for the next retry, a live one stays.
+    expect(retry).toEqual([{ kind: 'set-timer', timer: 'broker-retry', ms: BROKER_RETRY_MS }]);
+    expect(toPage(stubborn.send({ kind: 'timeout', timer: 'broker-retry' }))).toHaveLength(1);
+    const silent = port('late-silent');
+    stubborn.send({ kind: 'broker-port', port: silent });
+    retry = stubborn.send({ kind: 'timeout', timer: 'broker' });
+    expect(retry).toEqual([{ kind: 'close-port', port: silent }, { kind: 'set-timer', timer: 'broker-retry', ms: BROKER_RETRY_MS }]);
+    expect(toPage(stubborn.send({ kind: 'timeout', timer: 'broker-retry' }))).toHaveLength(1);
+    const live = port('late-live');
+    stubborn.send({ kind: 'broker-port', port: live });
+    stubborn.send({ kind: 'broker', port: live, message: { kind: 'alive', lock: 'b' } });
+    expect(stubborn.state).toMatchObject({ broker: live, brokerAlive: true, brokerMisses: 0 });
+    // A retry timer that fires once a broker is live again asks for nothing.
+    expect(stubborn.send({ kind: 'timeout', timer: 'broker-retry' })).toEqual([]);
   });
 
   it('re-attached: an owner serves there, a forwarder without a link asks for one, one with a link does not', () => {

@@ -35,8 +35,17 @@ export const CALL_TIMEOUT_MS = 15_000;
  * broker that is merely slow costs a second port to the same worker, nothing more.
  */
 export const BROKER_TIMEOUT_MS = 3_000;
-/** Brokers in a row that never answered, after which the host stays on the BroadcastChannel. */
+/**
+ * Brokers in a row that never answered, after which the host stays on the BroadcastChannel
+ * until {@link BROKER_RETRY_MS} has passed.
+ */
 export const BROKER_ATTEMPTS = 3;
+/**
+ * How long a host that gave up on brokers waits before it tries one more: what made them silent
+ * (a loaded machine, a browser attaching new ones to a dying worker) passes, and the host should
+ * not stay on the slower channel for the rest of the page's life.
+ */
+export const BROKER_RETRY_MS = 30_000;
 /**
  * How long after a broker died a host asks for the next: a SharedWorker started at once may
  * join the dying one (Firefox); 50 ms later it is a fresh one.
@@ -63,9 +72,10 @@ export type Reply<P> = { to: 'page' } | { to: 'host'; host: string; via: Via<P> 
 
 /**
  * The open timeout, a forwarded call's timeout (by call id), the wait for a new broker's
- * `alive` (`broker`), or the pause before asking for a broker after one died (`broker-restart`).
+ * `alive` (`broker`), the pause before asking for a broker after one died (`broker-restart`), or
+ * the longer one after every try was silent (`broker-retry`).
  */
-export type TimerId = 'open' | 'broker' | 'broker-restart' | `call:${string}`;
+export type TimerId = 'open' | 'broker' | 'broker-restart' | 'broker-retry' | `call:${string}`;
 
 /** From the link broker: a paired port (see protocol.ts's BrokerToHost), or the broker's life lock. */
 export type BrokerMessage<P> = { kind: 'link'; side: 'owner' | 'caller'; peer: string; port: P } | { kind: 'alive'; lock: string };
@@ -507,11 +517,14 @@ function timeout<P>(state: HostState<P>, timer: TimerId, fx: HostEffect<P>[]): H
     const brokerMisses = state.brokerMisses + 1;
     fx.push({ kind: 'close-port', port: state.broker });
     if (brokerMisses < BROKER_ATTEMPTS) fx.push({ kind: 'to-page', message: { kind: 'broker' } });
+    else fx.push({ kind: 'set-timer', timer: 'broker-retry', ms: BROKER_RETRY_MS });
     return { ...state, broker: undefined, brokerMisses };
   }
-  if (timer === 'broker-restart') {
-    if (live(state) && state.broker === undefined) fx.push({ kind: 'to-page', message: { kind: 'broker' } });
-    return state;
+  if (timer === 'broker-restart' || timer === 'broker-retry') {
+    if (!live(state) || state.broker !== undefined) return state;
+    fx.push({ kind: 'to-page', message: { kind: 'broker' } });
+    // After a pause, one broker more: if it is silent too, the next try is another pause away.
+    return timer === 'broker-retry' ? { ...state, brokerMisses: BROKER_ATTEMPTS - 1 } : state;
   }
   if (timer === 'open') {
     if (!live(state) || state.openSettled) return state;
