@@ -43,21 +43,23 @@ import { sharedAliases } from '../vite.config.ts';
 // parts — the back-off with factor and jitter and its option checks, the lease keeper that
 // catches up after a stall, the idle wait on the transport's next ready time, the ack that
 // claims the next event and the release of one left over at stop — for 1.0 kB (12.7 kB). The
-// whole `leasehold` entry, where both loops now share that code, grew 0.1 kB. The budget moved
-// to 12.8 kB.
-const TARGETS = { core: 12_800, browserEntry: 15_000 };
+// whole `leasehold` entry, where both loops now share that code, grew 0.1 kB. An execution's
+// owner (a Runtime whose handler is not wrapped gives a schedule's timer back instead of eating
+// it) added 0.07 kB (12.77 kB). The budget moved to 12.9 kB.
+const TARGETS = { core: 12_900, browserEntry: 15_000 };
 /**
  * Gzipped bytes each published entry may weigh, whole, a little above its figure when the
  * budget was set (in the comment: min / gzip, 2026-12-02), so growth is a decision, not a drift.
  */
 const ENTRY_BUDGETS = {
-  // 94.7 kB / 27.2 kB with the one worker loop (consume() and the Runtime share src/worker/);
+  // 95.0 kB / 27.3 kB with the one worker loop (consume() and the Runtime share src/worker/)
+  // and an execution's owner;
   // 95.1 kB / 27.1 kB with loss detection (origin, counter, low-water mark; SQLite schema 10);
   // 93.2 kB / 26.5 kB with a nack's reason and the event walk; 93 kB / 26.1 kB: contracts,
   // memory and SQL backends, runtime, consume() (with onEvent);
   // 77.6 / 22.0 before replace/merge by key, pause/resume, after, the option-name checks and
   // consume()'s onEvent; 70.3 / 20.3 before holds.
-  '.': 27_300,
+  '.': 27_500,
   // 16.5 / 6.2: the page's client (its host worker is measured above), with the transport's
   // argument checks it runs before a call crosses (after, pause, option names); 15.3 / 5.6 before;
   // 12.4 / 4.6 before the back/forward-cache hand-over, the errors naming each missing browser
@@ -73,11 +75,11 @@ const ENTRY_BUDGETS = {
   './durable-object': 20_800, // 72.2 / 20.5 with loss detection (schema 10); 71 / 20.1 (with the option-name checks), 70.5 / 19.8: the SQL host (journal, group commit) its object shares with the browser owner (17.8 before keys, pauses and after; 16.7 before holds)
   './durable-object/client': 7_400, // 19 / 7.2 with pause/resume, after's and the option names' checks; 16.6 / 6.3 with calls on the WebSocket (14.9 / 5.7 before; 44.8 / 13.0 before the SQL backends left it)
   './postgres': 19_800, // 82.7 / 19.5 with migration 10 (origin, counters at commit, the mark); 78 / 18.7 with migrations 6–8 (keys, pauses, after) and the option-name checks; 60.7 / 15.6 with 5 (holds, reject, release, discard); 50.5 / 14.1 before
-  // Workflows (2026-12-03): 29.1 / 9.9 since the Runtime runs the shared worker loop (the
-  // core's 1.0 kB above); 26.1 / 8.8 with step.run's maxAttempts (25.5 / 8.6 before), most
+  // Workflows (2026-12-03): 29.4 / 10.0 since the Runtime runs the shared worker loop and
+  // checks an execution's owner (the core's 1.1 kB above); 26.1 / 8.8 with step.run's maxAttempts (25.5 / 8.6 before), most
   // of it the Runtime and the argument checks it runs on (an app that imports both entries
   // loads those modules once).
-  './workflow': 10_000,
+  './workflow': 10_200,
   // Schedules (2026-12-03): 13.6 / 5.4 with its own cron parser (1.8 kB gzip of it; croner alone
   // would be 9.5 kB) and the argument checks. The workflow entry's `schedules` option added
   // 0.05 kB to it (26.5 / 8.99) and no schedule code.

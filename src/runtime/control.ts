@@ -27,6 +27,11 @@ export interface HeldLease {
 export interface ControlState {
   suspended?: boolean;
   held?: HeldLease;
+  /**
+   * The handler wrapper that runs this execution (`'leasehold/schedule'` for the schedules'
+   * own): a Runtime whose handler does not name it among its owners gives the event back.
+   */
+  owner?: string;
   /** Armed timers, `path → fireAt`: how a timeout that was re-armed or cancelled is recognised as stale. */
   timers: Record<string, number>;
 }
@@ -37,7 +42,23 @@ export function readControl(exe: Execution): ControlState {
   const state: ControlState = { timers: { ...(raw?.timers ?? {}) } };
   if (raw?.suspended === true) state.suspended = true;
   if (raw?.held) state.held = { ...raw.held };
+  if (typeof raw?.owner === 'string') state.owner = raw.owner;
   return state;
+}
+
+/** Where a wrapped handler lists the owners whose executions it runs (see {@link ControlState.owner}). */
+const OWNERS = Symbol.for('leasehold.owners');
+
+/** `handler`, marked as running the executions of `owners` (it must be a function made for the purpose: it is marked in place). */
+export function ownedBy<H extends object>(handler: H, owners: readonly string[]): H {
+  Object.defineProperty(handler, OWNERS, { value: Object.freeze([...owners]) });
+  return handler;
+}
+
+/** The owners `handler` runs the executions of (none for a plain handler). */
+export function ownersOf(handler: unknown): readonly string[] {
+  const owners = (handler as { [OWNERS]?: readonly string[] } | null)?.[OWNERS];
+  return Array.isArray(owners) ? owners : [];
 }
 
 /** Stores `state` into `exe` (a fresh object, so it never aliases what the handler saw). */

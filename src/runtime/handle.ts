@@ -12,7 +12,7 @@ import type { Lease } from '../transport/contract.js';
 import { isId, readClock, reasonFrom } from '../validate.js';
 import { Kept } from '../worker/keeper.js';
 import { retryDelay } from '../worker/options.js';
-import { isTimeoutFor, readControl, writeControl, type ControlState } from './control.js';
+import { isTimeoutFor, ownersOf, readControl, writeControl, type ControlState } from './control.js';
 import { toChanges } from './effects.js';
 import type { Config } from './options.js';
 import type { RuntimeEvent, StepResult } from './types.js';
@@ -76,6 +76,13 @@ export async function handleLease<X extends Execution>(cfg: Config<X>, lease: Le
     return { ...d, kind: 'duplicate' };
   }
   const control = readControl(stored);
+  if (control.owner !== undefined && !ownersOf(cfg.handler).includes(control.owner)) {
+    // Not this handler's to run (a schedule's timer reaching a Runtime whose handler was not
+    // wrapped): back, without spending an attempt, for a worker whose handler runs it.
+    const retryInMs = backoff(cfg, lease.attempt);
+    await settle(cfg.transport.release(lease, retryInMs));
+    return { ...d, kind: 'foreign', owner: control.owner, retryInMs };
+  }
   if (control.suspended) return hold(cfg, lease, stored, control, d);
   if (isTimeoutFor(executionId, event)) {
     if (control.timers[event.path] !== event.fireAt) {

@@ -160,7 +160,7 @@ export class Runtime<X extends Execution = Execution, E extends EventBase = Runt
         const result = await this.step();
         if (result.kind !== 'idle') {
           idle.busy();
-          if (result.kind === 'failed' || result.kind === 'missing' || result.kind === 'suspended') idle.changed();
+          if (result.kind === 'failed' || result.kind === 'missing' || result.kind === 'foreign' || result.kind === 'suspended') idle.changed();
           // Work can keep every step inside microtasks; let timers and I/O of the host in now and then.
           if (++busy >= YIELD_EVERY) {
             busy = 0;

@@ -157,6 +157,9 @@ interface Delivery {
  * - `conflict`: another writer committed the execution first; the event was released for an immediate retry.
  * - `failed`: the handler (or its commit) threw; the event is parked for `retryInMs`.
  * - `missing`: no execution has the event's group id (yet); parked for `retryInMs`.
+ * - `foreign`: the execution belongs to a handler wrapper (`owner`: `'leasehold/schedule'` for
+ *   the schedules' own) that this runtime's handler is not wrapped with; given back without
+ *   spending an attempt, for `retryInMs`, to be taken by a runtime whose handler is.
  * - `suspended`: the execution is suspended; the event is held until `resume()` (or `holdMs`).
  * - `lost`: the lease was lost while the handler ran; nothing was committed.
  * - `spawned` / `relayed` / `timers`: nothing was claimable, so `count` children were created,
@@ -168,6 +171,7 @@ export type StepResult =
   | (Delivery & { kind: 'duplicate' | 'stale' | 'conflict' | 'lost' })
   | (Delivery & { kind: 'failed'; error: unknown; retryInMs: number })
   | (Delivery & { kind: 'missing'; retryInMs: number })
+  | (Delivery & { kind: 'foreign'; owner: string; retryInMs: number })
   | (Delivery & { kind: 'suspended'; holdMs: number })
   | { kind: 'spawned' | 'relayed' | 'timers'; count: number }
   | { kind: 'idle' };

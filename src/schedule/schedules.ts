@@ -13,7 +13,7 @@
  * publishes it again, which the key turns into the same message; its commit and ack release it.
  */
 import { LeaseholdError, StoreConflictError } from '../errors.js';
-import { readControl, writeControl } from '../runtime/control.js';
+import { ownedBy, ownersOf, readControl, writeControl } from '../runtime/control.js';
 import type { Effects, Handler, HandlerInfo, RuntimeEvent } from '../runtime/types.js';
 import type { Execution, ExecutionStore, TimerChange } from '../store/contract.js';
 import type { Transport } from '../transport/contract.js';
@@ -25,6 +25,8 @@ import type { ScheduleSnapshot, ScheduleSpec, ScheduleTarget, SchedulesOptions }
 export const SCHEDULES_FIELD = 'schedules';
 /** How often a change reloads and retries when a firing commits under it. */
 const RETRIES = 20;
+/** The owner the schedules' execution names: only a handler wrapped by `handler()` runs it. */
+const OWNER = 'leasehold/schedule';
 /** The `rootPath` under which `Workflows` starts a spawned child as a workflow. */
 const WORKFLOW_ROOT = 'workflow';
 
@@ -179,14 +181,16 @@ export class Schedules {
    * A Runtime handler that fires the schedules and hands every other execution's events to
    * `inner` (default: none; such events are then marked processed and dropped). Give it as the
    * `handler` of every Runtime on this store and transport, or as the `schedules` option of
-   * `Workflows`. A Runtime on this store and transport whose handler is not wrapped may take a
-   * schedule's timer and hand it to its own handler, and the schedule then stops firing.
+   * `Workflows`. A Runtime whose handler is not wrapped that takes a schedule's timer gives it
+   * back (step result `foreign`, no attempt spent, for its back-off) to a runtime whose handler
+   * is: only runtimes with a wrapped handler fire schedules.
    */
   handler<X extends Execution, E extends RuntimeEvent>(inner?: Handler<X, E>): Handler<X, E> {
-    return (exe, event, info) => {
+    const handler: Handler<X, E> = (exe, event, info) => {
       if (exe.id === this.#id) return this.#fire(exe, event as RuntimeEvent, info) as Promise<Effects | void>;
       return inner?.(exe, event, info);
     };
+    return ownedBy(handler, [...ownersOf(inner), OWNER]);
   }
 
   async #fire(exe: Execution, event: RuntimeEvent, info: HandlerInfo): Promise<Effects | undefined> {
@@ -242,6 +246,8 @@ export class Schedules {
       const now = readClock(this.#clock);
       if (!change(records, now)) return snapshot(records);
       const control = readControl(exe);
+      // A Runtime whose handler is not wrapped gives this execution's timers back, not eats them.
+      control.owner = OWNER;
       const next = records[name]?.next ?? null;
       let timer: TimerChange;
       if (next === null) {

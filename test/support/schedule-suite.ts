@@ -113,6 +113,22 @@ export function describeSchedules(name: string, make: MakeRuntimeBackends): void
       expect((await h.transport.inspect()).groups).toEqual([]);
     });
 
+    it("gives a schedule's timer back from a Runtime whose handler is not wrapped, for one that is", async () => {
+      await h.schedules.schedule('minutely', everyMinute, tick);
+      const plain = new Runtime({ store: h.store, transport: h.transport, handler: record, workerId: 'plain', visibilityMs: VISIBILITY_MS, clock: h.clock.now, backoff: { baseMs: 100, maxMs: 1_000 } });
+      h.clock.set(START + MINUTE);
+      const refused = await drain([plain]);
+      expect(refused.filter((r) => r.kind === 'foreign')).toEqual([expect.objectContaining({ executionId: h.schedules.id, owner: 'leasehold/schedule', retryInMs: 100, attempt: 1 })]);
+      expect(await h.seen()).toEqual([]);
+      h.clock.advance(101);
+      const fired = await run();
+      // Given back unspent: the wrapped worker's delivery of the timer is attempt 1 again.
+      expect(fired.filter((r) => r.kind === 'handled' && r.executionId === h.schedules.id)).toEqual([expect.objectContaining({ attempt: 1 })]);
+      expect(await h.seen()).toEqual([START + MINUTE]);
+      expect(await h.schedules.get('minutely')).toMatchObject({ fired: 1 });
+      expectOnePublishPerSlot();
+    });
+
     it('fires a cron schedule in its time zone, across the spring and autumn DST changes', async () => {
       await h.worker('setup').createExecution('halves', { seen: [] });
       const slotsOf = async (id: string) => ((await h.store.load(id))!.seen as { slot: number }[]).map((s) => s.slot);
