@@ -228,11 +228,12 @@ describe.each(databases)('PostgresTransport.ackAndClaimMany on %s', (_name, data
     // replaces again), 7 a table, columns, a trigger and functions (and replaces lh_claim
     // again), 8 the same for after (and replaces lh_publish_many and lh_redrive again), and 9 a
     // column and lh_fail (and replaces lh_bury), and 10 the origin, the counters, their triggers
-    // and functions (and replaces lh_redrive): without them and their records the tables are
-    // exactly what leasehold at version 3 wrote.
-    await db.query(`DROP TRIGGER lh_counter_taken ON "${schema}".lh_messages`);
+    // and functions (and replaces lh_redrive), and 11 lh_append, lh_claim_one and lh_ack_claim_one (drops 10's numbering trigger and
+    // replaces the publish functions, lh_redrive and 10's counter functions): without them and
+    // their records the tables are exactly what leasehold at version 3 wrote.
+    for (const fn of ['lh_append', 'lh_claim_one', 'lh_ack_claim_one']) await db.query(`DROP FUNCTION "${schema}".${fn}`);
     await db.query(`DROP TRIGGER lh_dead_letter_counter ON "${schema}".lh_dead_letters`);
-    for (const fn of ['lh_take_counter', 'lh_dead_letter_counter', 'lh_counter_of', 'lh_low_water']) await db.query(`DROP FUNCTION "${schema}".${fn}`);
+    for (const fn of ['lh_dead_letter_counter', 'lh_counter_of', 'lh_low_water']) await db.query(`DROP FUNCTION "${schema}".${fn}`);
     await db.query(`DROP TABLE "${schema}".lh_origin`);
     await db.query(`DROP INDEX "${schema}".lh_messages_by_counter`);
     await db.query(`ALTER TABLE "${schema}".lh_messages DROP COLUMN counter`);
@@ -263,7 +264,7 @@ describe.each(databases)('PostgresTransport.ackAndClaimMany on %s', (_name, data
     const result = await upgraded.ackAndClaimMany([lease], 'w', 60_000, { max: 5 });
     expect(result.acked).toEqual([lease]);
     expect(result.claimed.map((l) => [l.groupId, l.event.n, l.attempt])).toEqual([['a', 1, 1]]);
-    expect(PG_SCHEMA_VERSION).toBe(10);
+    expect(PG_SCHEMA_VERSION).toBe(11);
     expect(await version()).toBe(PG_SCHEMA_VERSION);
     await upgraded.close();
   });

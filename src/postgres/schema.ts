@@ -19,9 +19,10 @@ import { transportAfterMigration } from './transport-after-sql.js';
 import { transportLastErrorMigration } from './transport-last-error-sql.js';
 import { transportOriginMigration } from './transport-origin-sql.js';
 import { transportSpeedMigration } from './transport-speed-sql.js';
+import { transportNumberMigration } from './transport-number-sql.js';
 
 /** Each entry moves the schema from version i to i + 1: statements, one per string. Never edit a released entry; append. */
-const migrations: readonly ((s: string) => string[])[] = [transportMigration, storeMigration, transportSpeedMigration, ackClaimManyMigration, transportHoldMigration, transportDuplicateMigration, transportPauseMigration, transportAfterMigration, transportLastErrorMigration, transportOriginMigration];
+const migrations: readonly ((s: string) => string[])[] = [transportMigration, storeMigration, transportSpeedMigration, ackClaimManyMigration, transportHoldMigration, transportDuplicateMigration, transportPauseMigration, transportAfterMigration, transportLastErrorMigration, transportOriginMigration, transportNumberMigration];
 
 /** The schema version this build of leasehold writes. */
 export const PG_SCHEMA_VERSION = migrations.length;

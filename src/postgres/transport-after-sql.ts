@@ -18,7 +18,6 @@
 import { BLOCKED } from '../transport/shared.js';
 
 export function transportAfterMigration(s: string): string[] {
-  const notify = `IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;`;
   return [
     `ALTER TABLE ${s}.lh_messages ADD COLUMN waits integer, ADD COLUMN delay_until double precision, ADD COLUMN watched boolean`,
     `CREATE TABLE ${s}.lh_waits (
@@ -69,7 +68,23 @@ export function transportAfterMigration(s: string): string[] {
 
     // A publish with p_after (seqs, no repeats): -seq when one was never issued (nothing written).
     // The new message (if the publish appends one) waits for those still queued or dead.
-    `CREATE FUNCTION ${s}.lh_publish_after(p_queue integer, p_seqs regclass, p_group text, p_event text, p_priority integer, p_key text,
+    publishAfterFunction(s),
+
+    // Migration 6's batch, its items gaining a seventh member: the seqs of after (a JSON array).
+    publishManyFunction(s),
+
+    // Migration 5's redrive, the message put back before its dead letter goes (whose trigger
+    // would otherwise free what waits for it), and the waits moved to a new seq.
+    redriveFunction(s, false),
+  ];
+}
+
+/**
+ * `lh_publish_after`: migration 8's, or (with `lock`, a statement run first after the check of
+ * the named seqs, and `append`, the call that appends a message) migration 11's.
+ */
+export function publishAfterFunction(s: string, create = 'CREATE FUNCTION', lock = '', append = (args: string) => `${s}.lh_publish(${args})`): string {
+  return `${create} ${s}.lh_publish_after(p_queue integer, p_seqs regclass, p_group text, p_event text, p_priority integer, p_key text,
         p_delay double precision, p_now double precision, p_channel text, p_mode text, p_after bigint[]) RETURNS bigint LANGUAGE plpgsql AS $$
     DECLARE
       v_last bigint; v_named bigint; v_group text; v_existing bigint; v_seq bigint; v_waits integer := 0;
@@ -77,12 +92,12 @@ export function transportAfterMigration(s: string): string[] {
       v_last := coalesce(pg_sequence_last_value(p_seqs), 0);
       FOREACH v_named IN ARRAY p_after LOOP
         IF v_named > v_last THEN RETURN -v_named; END IF;
-      END LOOP;
+      END LOOP;${lock}
       PERFORM 1 FROM ${s}.lh_groups g WHERE g.queue = p_queue AND g.group_id = p_group FOR NO KEY UPDATE;
       IF p_key IS NOT NULL THEN
         SELECT m.seq INTO v_existing FROM ${s}.lh_messages m WHERE m.queue = p_queue AND m.group_id = p_group AND m.key = p_key;
       END IF;
-      v_seq := CASE WHEN p_mode = 'skip' THEN ${s}.lh_publish(p_queue, p_seqs, p_group, p_event, p_priority, p_key, p_delay, p_now, p_channel)
+      v_seq := CASE WHEN p_mode = 'skip' THEN ${append('p_queue, p_seqs, p_group, p_event, p_priority, p_key, p_delay, p_now, p_channel')}
         ELSE ${s}.lh_publish_keyed(p_queue, p_seqs, p_group, p_event, p_priority, p_key, p_delay, p_now, p_channel, p_mode) END;
       IF v_seq IS NOT DISTINCT FROM v_existing THEN RETURN v_seq; END IF;  -- a queued message took it: after is for a new one
       FOREACH v_named IN ARRAY p_after LOOP
@@ -105,15 +120,18 @@ export function transportAfterMigration(s: string): string[] {
           AND v_seq = (SELECT m.seq FROM ${s}.lh_messages m WHERE m.queue = p_queue AND m.group_id = p_group ORDER BY m.seq LIMIT 1);
       END IF;
       RETURN v_seq;
-    END $$`,
+    END $$`;
+}
 
-    // Migration 6's batch, its items gaining a seventh member: the seqs of after (a JSON array).
-    `CREATE OR REPLACE FUNCTION ${s}.lh_publish_many(p_queue integer, p_seqs regclass, p_items json, p_now double precision, p_channel text)
+/** `lh_publish_many`: migration 8's, or (with `lock` and `append`, as above) migration 11's. */
+export function publishManyFunction(s: string, lock = '', append = (args: string) => `${s}.lh_publish(${args})`): string {
+  const notify = `IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;`;
+  return `CREATE OR REPLACE FUNCTION ${s}.lh_publish_many(p_queue integer, p_seqs regclass, p_items json, p_now double precision, p_channel text)
       RETURNS TABLE (o_seq bigint) LANGUAGE plpgsql AS $$
     DECLARE
       v_now double precision := coalesce(p_now, ${s}.lh_now());
       v_item json;
-    BEGIN
+    BEGIN${lock}
       PERFORM 1 FROM ${s}.lh_groups g
         WHERE g.queue = p_queue AND g.group_id IN (SELECT x->>0 FROM json_array_elements(p_items) x)
         ORDER BY g.group_id COLLATE "C" FOR NO KEY UPDATE;
@@ -124,8 +142,8 @@ export function transportAfterMigration(s: string): string[] {
             ARRAY(SELECT e::bigint FROM json_array_elements_text(v_item->6) e));
           IF o_seq < 0 THEN RAISE EXCEPTION 'leasehold: after names seq % which this queue never issued', -o_seq USING ERRCODE = 'LH001'; END IF;
         ELSIF coalesce(v_item->>5, 'skip') = 'skip' THEN
-          o_seq := ${s}.lh_publish(p_queue, p_seqs, v_item->>0, v_item->>1, (v_item->>2)::integer, v_item->>3,
-            (v_item->>4)::double precision, v_now, NULL);
+          o_seq := ${append(`p_queue, p_seqs, v_item->>0, v_item->>1, (v_item->>2)::integer, v_item->>3,
+            (v_item->>4)::double precision, v_now, NULL`)};
         ELSE
           o_seq := ${s}.lh_publish_keyed(p_queue, p_seqs, v_item->>0, v_item->>1, (v_item->>2)::integer, v_item->>3,
             (v_item->>4)::double precision, v_now, NULL, v_item->>5);
@@ -133,26 +151,23 @@ export function transportAfterMigration(s: string): string[] {
         RETURN NEXT;
       END LOOP;
       ${notify}
-    END $$`,
-
-    // Migration 5's redrive, the message put back before its dead letter goes (whose trigger
-    // would otherwise free what waits for it), and the waits moved to a new seq.
-    redriveFunction(s, false),
-  ];
+    END $$`;
 }
 
 /**
  * `lh_redrive`: migration 8's (the message put back before its dead letter goes, whose trigger
  * would otherwise free what waits for it, and the waits moved to a new seq) and, with
- * `keepCounter`, migration 10's: the message comes back under its dead letter's counter.
+ * `keepCounter`, migration 10's: the message comes back under its dead letter's counter; with
+ * `lock` too (a statement run first), migration 11's, whose tail path appends the message under
+ * that counter (lh_append) instead of numbering it and then renumbering it.
  */
-export function redriveFunction(s: string, keepCounter: boolean): string {
+export function redriveFunction(s: string, keepCounter: boolean, lock = ''): string {
   const notify = `IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;`;
   // The tail path publishes, whose counter is taken at commit only while still NULL (migration 10).
   const counter = keepCounter ? `\n        UPDATE ${s}.lh_messages m SET counter = v_counter WHERE m.queue = p_queue AND m.group_id = v_group AND m.seq = v_seq;` : '';
   return `CREATE OR REPLACE FUNCTION ${s}.lh_redrive(p_queue integer, p_seqs regclass, p_seq bigint, p_channel text) RETURNS bigint LANGUAGE plpgsql AS $$
     DECLARE v_group text; v_priority smallint; v_event text; v_seq bigint;${keepCounter ? ' v_counter bigint;' : ''}
-    BEGIN
+    BEGIN${lock}
       SELECT d.group_id, d.priority, d.event${keepCounter ? ', d.counter' : ''} INTO v_group, v_priority, v_event${keepCounter ? ', v_counter' : ''} FROM ${s}.lh_dead_letters d
         WHERE d.queue = p_queue AND d.seq = p_seq FOR UPDATE;
       IF NOT FOUND THEN RETURN NULL; END IF;
@@ -166,7 +181,7 @@ export function redriveFunction(s: string, keepCounter: boolean): string {
         v_seq := p_seq;
         ${notify}
       ELSE
-        v_seq := ${s}.lh_publish(p_queue, p_seqs, v_group, v_event, v_priority, NULL, 0, NULL, p_channel);${counter}
+        v_seq := ${lock ? `${s}.lh_append(p_queue, p_seqs, v_group, v_event, v_priority, NULL, 0, NULL, p_channel, v_counter);` : `${s}.lh_publish(p_queue, p_seqs, v_group, v_event, v_priority, NULL, 0, NULL, p_channel);${counter}`}
         UPDATE ${s}.lh_waits w SET on_seq = v_seq WHERE w.queue = p_queue AND w.on_seq = p_seq;
         IF FOUND THEN
           UPDATE ${s}.lh_messages m SET watched = true WHERE m.queue = p_queue AND m.group_id = v_group AND m.seq = v_seq;

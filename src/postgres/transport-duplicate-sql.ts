@@ -34,33 +34,7 @@ export function transportDuplicateMigration(s: string): string[] {
     // under a live lease, takes the new event (or the merge) in place: same seq, place, attempts.
     // A head whose lease ran out loses its late holder (who worked on the old event). Under a
     // live lease, the key moves to a new message behind it, published as lh_publish would.
-    `CREATE FUNCTION ${s}.lh_publish_keyed(p_queue integer, p_seqs regclass, p_group text, p_event text, p_priority integer, p_key text,
-        p_delay double precision, p_now double precision, p_channel text, p_mode text) RETURNS bigint LANGUAGE plpgsql AS $$
-    DECLARE
-      v_now double precision := coalesce(p_now, ${s}.lh_now());
-      v_holder text; v_until double precision; v_seq bigint; v_event text;
-    BEGIN
-      SELECT g.holder, g.locked_until INTO v_holder, v_until FROM ${s}.lh_groups g
-        WHERE g.queue = p_queue AND g.group_id = p_group FOR NO KEY UPDATE;
-      IF FOUND THEN
-        SELECT m.seq, m.event INTO v_seq, v_event FROM ${s}.lh_messages m WHERE m.queue = p_queue AND m.group_id = p_group AND m.key = p_key;
-        IF FOUND THEN
-          IF v_holder IS NOT NULL AND v_seq = (SELECT m.seq FROM ${s}.lh_messages m WHERE m.queue = p_queue AND m.group_id = p_group ORDER BY m.seq LIMIT 1) THEN
-            IF v_until >= v_now THEN
-              UPDATE ${s}.lh_messages m SET key = NULL WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = v_seq;
-              RETURN ${s}.lh_publish(p_queue, p_seqs, p_group, p_event, p_priority, p_key, p_delay, v_now, p_channel);
-            END IF;
-            UPDATE ${s}.lh_groups g SET holder = NULL, locked_until = NULL WHERE g.queue = p_queue AND g.group_id = p_group;
-          END IF;
-          UPDATE ${s}.lh_messages m
-            SET event = CASE WHEN p_mode = 'merge' THEN ${s}.lh_merge_patch(v_event::json, p_event::json)::text ELSE p_event END
-            WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = v_seq;
-          ${notify}
-          RETURN v_seq;
-        END IF;
-      END IF;
-      RETURN ${s}.lh_publish(p_queue, p_seqs, p_group, p_event, p_priority, p_key, p_delay, v_now, p_channel);
-    END $$`,
+    publishKeyedFunction(s),
 
     // Migration 1's batch, its items gaining a sixth member: the onDuplicate policy.
     `CREATE OR REPLACE FUNCTION ${s}.lh_publish_many(p_queue integer, p_seqs regclass, p_items json, p_now double precision, p_channel text)
@@ -85,4 +59,39 @@ export function transportDuplicateMigration(s: string): string[] {
       ${notify}
     END $$`,
   ];
+}
+
+/**
+ * `lh_publish_keyed`: migration 6's, or (with `lock`, a statement run first, and `append`, the
+ * call that appends a message) migration 11's, which locks the queue row first.
+ */
+export function publishKeyedFunction(s: string, create = 'CREATE FUNCTION', lock = '', append = (args: string) => `${s}.lh_publish(${args})`): string {
+  const notify = `IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;`;
+  return `${create} ${s}.lh_publish_keyed(p_queue integer, p_seqs regclass, p_group text, p_event text, p_priority integer, p_key text,
+        p_delay double precision, p_now double precision, p_channel text, p_mode text) RETURNS bigint LANGUAGE plpgsql AS $$
+    DECLARE
+      v_now double precision := coalesce(p_now, ${s}.lh_now());
+      v_holder text; v_until double precision; v_seq bigint; v_event text;
+    BEGIN${lock}
+      SELECT g.holder, g.locked_until INTO v_holder, v_until FROM ${s}.lh_groups g
+        WHERE g.queue = p_queue AND g.group_id = p_group FOR NO KEY UPDATE;
+      IF FOUND THEN
+        SELECT m.seq, m.event INTO v_seq, v_event FROM ${s}.lh_messages m WHERE m.queue = p_queue AND m.group_id = p_group AND m.key = p_key;
+        IF FOUND THEN
+          IF v_holder IS NOT NULL AND v_seq = (SELECT m.seq FROM ${s}.lh_messages m WHERE m.queue = p_queue AND m.group_id = p_group ORDER BY m.seq LIMIT 1) THEN
+            IF v_until >= v_now THEN
+              UPDATE ${s}.lh_messages m SET key = NULL WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = v_seq;
+              RETURN ${append('p_queue, p_seqs, p_group, p_event, p_priority, p_key, p_delay, v_now, p_channel')};
+            END IF;
+            UPDATE ${s}.lh_groups g SET holder = NULL, locked_until = NULL WHERE g.queue = p_queue AND g.group_id = p_group;
+          END IF;
+          UPDATE ${s}.lh_messages m
+            SET event = CASE WHEN p_mode = 'merge' THEN ${s}.lh_merge_patch(v_event::json, p_event::json)::text ELSE p_event END
+            WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = v_seq;
+          ${notify}
+          RETURN v_seq;
+        END IF;
+      END IF;
+      RETURN ${append('p_queue, p_seqs, p_group, p_event, p_priority, p_key, p_delay, v_now, p_channel')};
+    END $$`;
 }

@@ -16,13 +16,14 @@ import { holdsLease } from './transport-sql.js';
 /**
  * `lh_claim` with its dead-letter path through `lh_bury`, as migration 5 wrote it; `walk` adds
  * conditions to the walk over the groups (migration 7: pauses), and is empty for migration 5,
- * whose text must not change.
+ * whose text must not change. `marked`: migration 11's `lh_claim_one`, which returns the lease's
+ * counter and the low-water mark too.
  */
-export function buryingClaim(s: string, walk = ''): string {
+export function buryingClaim(s: string, walk = '', marked = false): string {
   const now = `floor(extract(epoch FROM clock_timestamp()) * 1000)::double precision`;
-  return `CREATE OR REPLACE FUNCTION ${s}.lh_claim(p_queue integer, p_claims regclass, p_worker text, p_visibility double precision, p_min_priority integer,
+  return `${marked ? `CREATE FUNCTION ${s}.lh_claim_one` : `CREATE OR REPLACE FUNCTION ${s}.lh_claim`}(p_queue integer, p_claims regclass, p_worker text, p_visibility double precision, p_min_priority integer,
         p_now double precision, p_max_attempts bigint)
-      RETURNS TABLE (o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision) LANGUAGE plpgsql AS $$
+      RETURNS TABLE (o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision${marked ? ', o_counter bigint, o_low bigint' : ''}) LANGUAGE plpgsql AS $$
     DECLARE
       v_now double precision := coalesce(p_now, ${now});
       v_row tid; v_group text; v_attempt integer; v_seq bigint;
@@ -38,7 +39,7 @@ export function buryingClaim(s: string, walk = ''): string {
           PERFORM ${s}.lh_bury(p_queue, v_group, v_seq, v_now, NULL);
           CONTINUE;
         END IF;
-${leaseLockedGroup(s)}
+${leaseLockedGroup(s, marked)}
       END LOOP;
     END $$`;
 }

@@ -40,8 +40,7 @@ export function transportPauseMigration(s: string): string[] {
     END $$`,
     `CREATE TRIGGER lh_group_created BEFORE INSERT ON ${s}.lh_groups FOR EACH ROW EXECUTE FUNCTION ${s}.lh_group_created()`,
 
-    buryingClaim(s, ` AND g.paused IS NULL
-            AND NOT EXISTS (SELECT 1 FROM ${s}.lh_queues q WHERE q.id = p_queue AND q.paused)`),
+    buryingClaim(s, pausedWalk(s)),
 
     // p_group NULL: the queue. Pausing changes nothing claimable, so it raises no notice.
     `CREATE FUNCTION ${s}.lh_pause(p_queue integer, p_group text) RETURNS void LANGUAGE plpgsql AS $$
@@ -75,4 +74,10 @@ export function transportPauseMigration(s: string): string[] {
       RETURN true;
     END $$`,
   ];
+}
+
+/** The claim's walk skips paused groups, and everything while the queue is paused (migration 7). */
+export function pausedWalk(s: string): string {
+  return ` AND g.paused IS NULL
+            AND NOT EXISTS (SELECT 1 FROM ${s}.lh_queues q WHERE q.id = p_queue AND q.paused)`;
 }

@@ -17,16 +17,19 @@
  */
 /**
  * The end of a claim's loop: leases the head of the group row `v_row` it locked (v_group at
- * v_attempt deliveries) and returns that lease. Shared by every version of `lh_claim`.
+ * v_attempt deliveries) and returns that lease. Shared by every version of `lh_claim`; `marked`
+ * (migration 11's `lh_claim_one`) also returns the head's counter and then the queue's low-water
+ * mark, read by a statement of its own after the lease was written.
  */
-export function leaseLockedGroup(s: string): string {
+export function leaseLockedGroup(s: string, marked = false): string {
   return `        -- The row is locked by this transaction, so its tuple id stays put until the update.
         UPDATE ${s}.lh_groups g SET holder = p_worker, locked_until = v_now + p_visibility, head_attempt = v_attempt + 1,
             claim_order = nextval(p_claims)
-          FROM (SELECT m.seq, m.event FROM ${s}.lh_messages m WHERE m.queue = p_queue AND m.group_id = v_group ORDER BY m.seq LIMIT 1) h
+          FROM (SELECT m.seq, m.event${marked ? ', m.counter' : ''} FROM ${s}.lh_messages m WHERE m.queue = p_queue AND m.group_id = v_group ORDER BY m.seq LIMIT 1) h
           WHERE g.ctid = v_row
-          RETURNING h.seq, h.event INTO o_seq, o_event;
-        IF NOT FOUND THEN RETURN; END IF;  -- a group row without messages: never left behind by any call
+          RETURNING h.seq, h.event${marked ? ', h.counter' : ''} INTO o_seq, o_event${marked ? ', o_counter' : ''};
+        IF NOT FOUND THEN RETURN; END IF;  -- a group row without messages: never left behind by any call${marked ? `
+        o_low := (SELECT min(m.counter) FROM ${s}.lh_messages m WHERE m.queue = p_queue);` : ''}
         o_group := v_group; o_attempt := v_attempt + 1; o_expires := v_now + p_visibility;
         RETURN NEXT;
         RETURN;`;

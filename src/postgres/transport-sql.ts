@@ -174,17 +174,7 @@ export function transportMigration(s: string): string[] {
       RETURN true;
     END $$`,
 
-    `CREATE FUNCTION ${s}.lh_ack_claim(p_queue integer, p_claims regclass, p_group text, p_seq bigint, p_attempt integer, p_worker text,
-        p_claimer text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint, p_channel text)
-      RETURNS TABLE (o_lost boolean, o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision) LANGUAGE plpgsql AS $$
-    BEGIN
-      IF NOT ${s}.lh_ack(p_queue, p_group, p_seq, p_attempt, p_worker, p_channel) THEN
-        o_lost := true;
-        RETURN NEXT;
-        RETURN;
-      END IF;
-      RETURN QUERY SELECT false, c.* FROM ${s}.lh_claim(p_queue, p_claims, p_claimer, p_visibility, p_min_priority, p_now, p_max_attempts) c;
-    END $$`,
+    ackClaimFunction(s),
 
     // nack: p_delay 0 frees the head now; > 0 parks it (no holder) until now + p_delay.
     `CREATE FUNCTION ${s}.lh_release(p_queue integer, p_group text, p_seq bigint, p_attempt integer, p_worker text, p_delay double precision,
@@ -226,4 +216,22 @@ export function transportMigration(s: string): string[] {
     END $$`,
       ...batchFunctions(s),
   ];
+}
+
+/**
+ * `lh_ack_claim`: acks, then claims in the same transaction. `one`: migration 11's
+ * `lh_ack_claim_one`, over `lh_claim_one`, whose rows carry the counter and the mark too.
+ */
+export function ackClaimFunction(s: string, one = false): string {
+  return `CREATE FUNCTION ${s}.lh_ack_claim${one ? '_one' : ''}(p_queue integer, p_claims regclass, p_group text, p_seq bigint, p_attempt integer, p_worker text,
+        p_claimer text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint, p_channel text)
+      RETURNS TABLE (o_lost boolean, o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision${one ? ', o_counter bigint, o_low bigint' : ''}) LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NOT ${s}.lh_ack(p_queue, p_group, p_seq, p_attempt, p_worker, p_channel) THEN
+        o_lost := true;
+        RETURN NEXT;
+        RETURN;
+      END IF;
+      RETURN QUERY SELECT false, c.* FROM ${s}.lh_claim${one ? '_one' : ''}(p_queue, p_claims, p_claimer, p_visibility, p_min_priority, p_now, p_max_attempts) c;
+    END $$`;
 }

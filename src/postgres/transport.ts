@@ -58,7 +58,7 @@ interface LeaseRow {
   o_event: string;
   o_attempt: number;
   o_expires: number;
-  /** From lh_counter_of and lh_low_water, called in the claim's select list (see #leaseColumns). */
+  /** From lh_claim_one / lh_ack_claim_one, or, for batches, lh_counter_of and lh_low_water in the select list (see #leaseColumns). */
   o_counter: string | number | null;
   o_low: string | number | null;
 }
@@ -167,9 +167,10 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   /**
-   * A claim function's rows (as `c`) with each lease's counter and the queue's low-water mark
-   * ($1 is the queue), read after the claim ran: the functions return what they did before
-   * migration 10, and a row without a group (lh_ack_claim_many's first) gets nulls.
+   * A batch claim function's rows (as `c`) with each lease's counter and the queue's low-water
+   * mark ($1 is the queue), read after the claim ran: the functions return what they did before
+   * migration 10, and a row without a group (lh_ack_claim_many's first) gets nulls. (Single
+   * claims call lh_claim_one and lh_ack_claim_one, which return both themselves: migration 11.)
    */
   get #leaseColumns(): string {
     return `c.*, ${this.#s}.lh_counter_of($1, c.o_group, c.o_seq) AS o_counter, CASE WHEN c.o_group IS NULL THEN NULL ELSE ${this.#s}.lh_low_water($1) END AS o_low`;
@@ -236,7 +237,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
-    const rows = await this.#db.query<LeaseRow>(`SELECT ${this.#leaseColumns} FROM ${this.#fn('lh_claim', 7)} c`, [
+    const rows = await this.#db.query<LeaseRow>(`SELECT * FROM ${this.#fn('lh_claim_one', 7)}`, [
       q.id, q.claims, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts,
     ]);
     return rows[0] ? leaseOf<E>(rows[0], workerId, this.#queueName, q.origin) : null;
@@ -295,7 +296,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const now = this.#now();
     const q = await this.#open();
     const [group, seq, attempt, holder] = heldBy(lease);
-    const rows = await this.#db.query<LeaseRow & { o_lost: boolean }>(`SELECT ${this.#leaseColumns} FROM ${this.#fn('lh_ack_claim', 12)} c`, [
+    const rows = await this.#db.query<LeaseRow & { o_lost: boolean }>(`SELECT * FROM ${this.#fn('lh_ack_claim_one', 12)}`, [
       q.id, q.claims, group, seq, attempt, holder, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, this.#inline(q),
     ]);
     if (rows[0]?.o_lost) throw lost(lease);

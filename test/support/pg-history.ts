@@ -15,7 +15,9 @@ import { quoteIdent } from '../../src/postgres/schema.js';
 import type { HistoryEntry } from './history.js';
 
 /** The calls the history is made of; other statements (opening the queue, stats, inspect) pass unrecorded. */
-const logged = /\.lh_(publish|publish_many|claim|claim_many|ack|ack_claim|ack_many|ack_claim_many|release|extend)\(/;
+const logged = /\.lh_(publish|publish_many|claim|claim_one|claim_many|ack|ack_claim|ack_claim_one|ack_many|ack_claim_many|release|extend)\(/;
+/** Schema 11's single claims return the same rows (and the counter and mark) as the ones they stand for. */
+const sameAs: Record<string, string> = { claim_one: 'claim', ack_claim_one: 'ack_claim' };
 
 /** Creates the log table and order sequence in `schema` (whose transport tables must exist). */
 export async function createLog(db: PgDatabase, schema: string): Promise<void> {
@@ -31,8 +33,9 @@ export function recorded(db: PgDatabase, schema: string): PgDatabase {
     ...db,
     label: db.label,
     query<R = PgRow>(text: string, params: readonly unknown[] = []) {
-      const fn = logged.exec(text)?.[1];
-      if (!fn) return db.query<R>(text, params);
+      const called = logged.exec(text)?.[1];
+      if (!called) return db.query<R>(text, params);
+      const fn = sameAs[called] ?? called;
       const n = params.length;
       // A claim that found nothing changed nothing: not logged (idle workers poll).
       const keepEmpty = !fn.startsWith('claim');
