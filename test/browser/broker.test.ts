@@ -11,11 +11,11 @@ import { BROKER_ATTEMPTS, BROKER_RESTART_MS, BROKER_RETRY_MS, BROKER_TIMEOUT_MS 
 import { LeaseLostError } from '../../src/errors.js';
 import { freshName, removeOpfsPool } from './harness.js';
 
-/** How long a host may take to pair again after its broker died: one silent broker replaced, then a fresh one. */
-// Every broker the host may try before it stays on the BroadcastChannel: under load Firefox can
-// attach more than one new SharedWorker in a row to the dying one (seen in a whole npm test with
-// two layers at once), each replaced after BROKER_TIMEOUT_MS.
-// When all of them were silent, the host tries one more after BROKER_RETRY_MS: the bound covers it.
+/**
+ * How long a host may take to pair again after its broker died: every broker it tries before it
+ * stays on the BroadcastChannel, each silent one replaced after BROKER_TIMEOUT_MS, and the one
+ * more it tries after BROKER_RETRY_MS.
+ */
 const afterRestart = BROKER_ATTEMPTS * (BROKER_RESTART_MS + BROKER_TIMEOUT_MS) + BROKER_RETRY_MS + BROKER_TIMEOUT_MS + 5_000;
 
 const opened: BrowserDatabase[] = [];
@@ -36,14 +36,26 @@ async function open(name: string, broker: boolean | (() => SharedWorker) = true)
  * The real broker in a SharedWorker of its own (`name`) that the test can end, as a crash of its
  * tab would. `exit` resolves once it is gone (its Web Lock released), so a host opened after that
  * cannot join the dying one.
+ *
+ * In Firefox a `new SharedWorker` of a closed worker's name can attach to the closed one. Alone,
+ * this file sees that for a few milliseconds; in two whole `npm test` runs it lasted past every
+ * retry the host makes (about 45 s), so the hosts stayed on the channel, as they are built to.
+ * The host's side of that (a silent broker replaced within a bound) has its own test below. Here,
+ * in Firefox, each broker after a death gets a name of its own, so the test is about rejoining,
+ * not about when Firefox lets a name go. Chromium reuses the one name, as
+ * leasehold/browser does.
  */
 function exitingBroker(name: string): { start: () => SharedWorker; exit: () => Promise<void> } {
-  const start = () => new SharedWorker(new URL('./fixtures/broker.worker.ts', import.meta.url), { type: 'module', name });
+  const renames = navigator.userAgent.includes('Firefox/');
+  let generation = 0;
+  const start = () => new SharedWorker(new URL('./fixtures/broker.worker.ts', import.meta.url), { type: 'module', name: renames ? `${name}-${generation}` : name });
   const exit = async () => {
     const { port } = start();
     const lock = await new Promise<string>((resolve) => (port.onmessage = ({ data }) => data.kind === 'alive' && resolve(data.lock)));
     port.postMessage('exit');
     await navigator.locks.request(lock, () => undefined);
+    port.close();
+    generation++;
   };
   return { start, exit };
 }
@@ -127,8 +139,8 @@ describe('link broker', () => {
     // The link already paired outlives the broker; the hosts join a new broker and register there,
     // so a host that comes later is paired with the owner as before.
     const third = await open(name, broker.start);
-    // Within the broker bound: a new SharedWorker that attached to the dying one (Firefox, under
-    // load even after the restart delay) never answers and is replaced after BROKER_TIMEOUT_MS.
+    // Within the broker bound: a new SharedWorker may still attach to the dying one; it never
+    // answers and is replaced after BROKER_TIMEOUT_MS.
     await expect.poll(() => via(third), { timeout: afterRestart }).toBe('port');
     expect(await via(second)).toBe('port');
     expect(await roundTrip(third, second, 'a')).toBe('a');
