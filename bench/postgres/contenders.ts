@@ -71,12 +71,24 @@ export interface LeaseholdVariant {
   patch: (schema: string) => string[];
 }
 
+/**
+ * Another build of leasehold's PostgreSQL backend (a scratch worktree of a parent commit), run
+ * beside this one in its own schemas for a same-run A/B (`LEASEHOLD_BENCH_PARENT`, run.ts).
+ */
+export interface LeaseholdBuild {
+  key: string;
+  label: string;
+  fromPg: typeof fromPg;
+  PostgresTransport: typeof PostgresTransport;
+}
+
 type Form = 'claim-ack' | 'ackAndClaim' | 'claimMany' | 'ackAndClaimMany' | 'ackAndClaim-before';
 export const BATCH = 10;
 
 /** leasehold: per-group FIFO and exclusivity, one live lease per group, fencing on every ack. */
-export function leasehold(form: Form, variant?: LeaseholdVariant): PgContender {
-  const schema = `bench_lh_${form.toLowerCase().replace(/-/g, '_')}${variant ? `_${variant.key}` : ''}`;
+export function leasehold(form: Form, variant?: LeaseholdVariant, build?: LeaseholdBuild): PgContender {
+  const schema = `bench_lh_${form.toLowerCase().replace(/-/g, '_')}${variant ? `_${variant.key}` : ''}${build ? `_${build.key}` : ''}`;
+  const Transport = build?.PostgresTransport ?? PostgresTransport;
   let url = '';
   let admin: pg.Pool;
   let filler: PostgresTransport;
@@ -84,15 +96,15 @@ export function leasehold(form: Form, variant?: LeaseholdVariant): PgContender {
   // statements were prepared (the SQL functions are the current ones), for a same-run comparison.
   const before = form === 'ackAndClaim-before';
   const transportOn = (pool: pg.Pool) => {
-    const db = fromPg(pool, { preparedStatements: !before });
-    return new PostgresTransport(before ? { ...db, notify: undefined } : db, { schema });
+    const db = (build?.fromPg ?? fromPg)(pool, { preparedStatements: !before });
+    return new Transport(before ? { ...db, notify: undefined } : db, { schema });
   };
   return {
     name: {
       'claim-ack': 'leasehold claim → ack', ackAndClaim: 'leasehold ackAndClaim', claimMany: `leasehold claimMany/ackMany (${BATCH})`,
       ackAndClaimMany: `leasehold ackAndClaimMany (${BATCH})`,
       'ackAndClaim-before': 'leasehold ackAndClaim, NOTIFY in the transaction, unprepared',
-    }[form] + (variant ? `, ${variant.label}` : ''),
+    }[form] + (variant ? `, ${variant.label}` : '') + (build ? `, ${build.label}` : ''),
     measures: {
       'claim-ack': 'claim() then ack(): two calls, two transactions per message',
       ackAndClaim: 'ackAndClaim(): one call per message (acks the held lease, claims the next)',

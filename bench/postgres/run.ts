@@ -1,5 +1,5 @@
 /**
- * `npm run bench:postgres [-- --quick] [-- --workers=1,4] [-- --seconds=2] [-- --runs=3] [-- --backlog=30000] [-- --only=leasehold,floor] [-- --profile] [-- --bloat]`:
+ * `npm run bench:postgres [-- --quick] [-- --workers=1,4] [-- --seconds=2] [-- --runs=3] [-- --backlog=30000] [-- --only=leasehold,floor] [-- --profile] [-- --bloat] [-- --ab]`:
  * claim+ack throughput on one real PostgreSQL server — leasehold beside pg-boss and
  * graphile-worker and the single-row-update floor, at 1…32 concurrent workers, interleaved —
  * or (`--bloat`) table and index sizes after 1M messages (see bloat.ts). Prints Markdown tables
@@ -15,7 +15,7 @@ import pg from 'pg';
 import { startPostgres } from '../../scripts/postgres.mjs';
 import { type BenchRow, median, spreadOf, table, times } from '../lib.js';
 import { runBloat } from './bloat.js';
-import { floor, leasehold, type PgContender } from './contenders.js';
+import { floor, leasehold, type LeaseholdBuild, type PgContender } from './contenders.js';
 import { graphileWorker, pgBoss } from './peers.js';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -69,7 +69,16 @@ async function runThroughput(): Promise<Record<string, unknown>> {
     leasehold('claim-ack'), leasehold('ackAndClaim'), leasehold('claimMany'), leasehold('ackAndClaimMany'), leasehold('ackAndClaim-before'),
     pgBoss(1), pgBoss(10), graphileWorker(false), graphileWorker(true), floor(),
   ];
-  const contenders = all.filter((c) => !only || only.some((o) => c.name.includes(o)));
+  // LEASEHOLD_BENCH_PARENT=<worktree of another commit>: its claim → ack and ackAndClaim too, for an A/B in one run.
+  const parent = process.env.LEASEHOLD_BENCH_PARENT;
+  if (parent) {
+    const other = (await import(`${parent}/src/postgres/index.ts`)) as Pick<LeaseholdBuild, 'fromPg' | 'PostgresTransport'>;
+    const build: LeaseholdBuild = { key: 'parent', label: `parent (${parent})`, fromPg: other.fromPg, PostgresTransport: other.PostgresTransport };
+    all.splice(2, 0, leasehold('claim-ack', undefined, build), leasehold('ackAndClaim', undefined, build));
+  }
+  // `--ab`: only the single-message loops (this build's and the parent's) and graphile-worker's runner.
+  const ab = (c: PgContender) => /^leasehold (claim → ack|ackAndClaim)(, parent|$)/.test(c.name) || c.name === 'graphile-worker runner';
+  const contenders = all.filter((c) => (!only || only.some((o) => c.name.includes(o))) && (!process.argv.includes('--ab') || ab(c)));
   for (const c of contenders) await c.setup(server.url);
   /** Jobs queued before each timed run, the same for every contender (pg-boss's fetch slows as its backlog grows). */
   const backlog = Number(arg('backlog') ?? (quick ? 10_000 : 25_000));

@@ -198,14 +198,15 @@ function statementName(text: string): string {
   return name;
 }
 
-/** While changes keep coming, notices go out at most once per this many milliseconds (all workers are busy then). */
+/** After a notice, changes are announced again at most this many milliseconds later (a notice is a hint to idle workers). */
 const NOTIFY_GAP_MS = 10;
 
 /**
  * Sends `pg_notify` in transactions of its own, after the changes they announce committed: at
- * most one per channel on its way at a time, and one more if a change committed meanwhile (the
- * notice on its way may have been sent before that change was visible), at most one per
- * NOTIFY_GAP_MS while changes keep coming. The notifying transaction commits with
+ * most one per channel on its way at a time, then a pause of NOTIFY_GAP_MS, and one more after it
+ * if a change committed meanwhile (the notice before may have been sent before that change was
+ * visible). So listeners hear at least one notice after the last change, and a channel carries
+ * at most one notice per gap however fast changes come. The notifying transaction commits with
  * `synchronous_commit` off: it writes nothing that must survive a crash, so it never waits for a
  * flush while holding the notify lock.
  */
@@ -233,9 +234,12 @@ class PgNotifier {
           // The server is unreachable: listeners reconnect and are told then; consumers poll meanwhile.
           break;
         }
-        if (!state.again) break;
-        // Changes keep coming (every worker busy): one notice per gap is enough to wake an idle one.
+        // The gap comes after every notice, not only when a change arrived while it was on its
+        // way: a lone worker's next ack commits after its notice returned, so without the pause
+        // every ack sent a notice of its own (~1,000 a second, a fifth of the CPU a claim → ack
+        // costs client and server together: bench/postgres/probe-transport.ts).
         await new Promise<void>((resolve) => setTimeout(resolve, NOTIFY_GAP_MS));
+        if (!state.again) break;
       }
       this.#pending.delete(channel);
     })();
