@@ -456,9 +456,11 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       return {
         transaction: true,
         run: (now) => unchanged(this.#claim(workerId, visibilityMs, minPriority, now())),
+        // Undefined (nothing written) when no lease came back and a head may be due for the dead
+        // letters; with unlimited attempts none ever is, so nothing was claimable.
         alone: (now) => {
-          const lease = this.#claimAlone(workerId, visibilityMs, minPriority, now());
-          return lease === undefined ? undefined : unchanged(lease);
+          const lease = this.#leaseNext(workerId, visibilityMs, minPriority, now());
+          return lease || this.#maxAttempts === Number.MAX_SAFE_INTEGER ? unchanged(lease ?? null) : undefined;
         },
       };
     },
@@ -867,18 +869,6 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       const { seq } = sql.head.get<{ seq: number }>(queue, group.group_id)!;
       this.#bury(group.group_id, seq, now, null);
     }
-  }
-
-  /**
-   * claim as one statement outside any transaction (SQLite makes a statement atomic by itself):
-   * saves a transport call two statements (BEGIN, COMMIT). Returns undefined, having written
-   * nothing, when the call needs the transaction after all: nothing came back and a head may be
-   * due for the dead letters (with unlimited attempts none ever is, so nothing was claimable).
-   */
-  #claimAlone(workerId: string, visibilityMs: number, minPriority: number, now: number): Lease<E> | null | undefined {
-    const lease = this.#leaseNext(workerId, visibilityMs, minPriority, now);
-    if (lease) return lease;
-    return this.#maxAttempts === Number.MAX_SAFE_INTEGER ? null : undefined;
   }
 
   /** One run of the claim statement: the lease it took, or undefined when it leased nothing. */
