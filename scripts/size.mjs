@@ -52,6 +52,8 @@ const TARGETS = { core: 12_900, browserEntry: 15_000 };
  * budget was set (in the comment: min / gzip, 2026-12-02), so growth is a decision, not a drift.
  */
 const ENTRY_BUDGETS = {
+  // 95.6 kB / 27.5 kB with SQLite schema 11 and the one-statement claim (issue 28: a claim
+  // writes 2 pages, a lone claim or ack runs without BEGIN/COMMIT);
   // 95.0 kB / 27.3 kB with the one worker loop (consume() and the Runtime share src/worker/)
   // and an execution's owner;
   // 95.1 kB / 27.1 kB with loss detection (origin, counter, low-water mark; SQLite schema 10);
@@ -59,7 +61,7 @@ const ENTRY_BUDGETS = {
   // memory and SQL backends, runtime, consume() (with onEvent);
   // 77.6 / 22.0 before replace/merge by key, pause/resume, after, the option-name checks and
   // consume()'s onEvent; 70.3 / 20.3 before holds.
-  '.': 27_500,
+  '.': 27_600,
   // 16.5 / 6.2: the page's client (its host worker is measured above), with the transport's
   // argument checks it runs before a call crosses (after, pause, option names); 15.3 / 5.6 before;
   // 12.4 / 4.6 before the back/forward-cache hand-over, the errors naming each missing browser

@@ -338,14 +338,16 @@ describe.each(drivers)('a database written by leasehold at schema version 5, wit
 
     const core = new HostCore(db);
     // The core ran only its steps after 5 (holds, entry 6; pauses, 7; after, 8; last errors, 9;
-    // origin and counters, 10); the host's one step found its table there already.
-    expect(execs).toHaveLength(6);
+    // origin and counters, 10; claim order without the counters row, 11); the host's one step
+    // found its table there already.
+    expect(execs).toHaveLength(7);
     expect(execs[0]).toMatch(/ALTER TABLE lh_groups ADD COLUMN held_seq/);
     expect(execs[1]).toMatch(/ALTER TABLE lh_groups ADD COLUMN paused/);
     expect(execs[2]).toMatch(/ALTER TABLE lh_messages ADD COLUMN waits/);
     expect(execs[3]).toMatch(/ALTER TABLE lh_messages ADD COLUMN last_error/);
     expect(execs[4]).toMatch(/CREATE TABLE lh_origin/);
-    expect(execs[5]).toMatch(/CREATE TABLE IF NOT EXISTS lh_calls/);
+    expect(execs[5]).toMatch(/DROP TRIGGER lh_claim_counted/);
+    expect(execs[6]).toMatch(/CREATE TABLE IF NOT EXISTS lh_calls/);
     expect([raw.schemaVersion('core'), raw.schemaVersion('host')]).toEqual([SCHEMA_VERSION, 1]);
     expect(raw.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
 

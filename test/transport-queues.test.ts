@@ -68,11 +68,11 @@ describe('a database written with schema version 4', () => {
     expect(await transport.inspect()).toEqual(asReadToday(written.snapshot));
     expect(await other.inspect()).toEqual(asReadToday(written.other));
     const triggers = db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'trigger' ORDER BY name").all<{ sql: string }>();
-    // The three that keep the counters (entries 5 and 6), and the three of `after` (entry 8).
+    // The three that keep the counters (entries 5, 6 and 11), and the three of `after` (entry 8).
     expect(triggers.map(({ sql }) => /CREATE TRIGGER (\w+)/.exec(sql)![1])).toEqual([
-      'lh_claim_counted', 'lh_dead_letter_gone', 'lh_message_removed', 'lh_seq_taken', 'lh_waited_gone', 'lh_waiter_gone',
+      'lh_claimed_group_gone', 'lh_dead_letter_gone', 'lh_message_removed', 'lh_seq_taken', 'lh_waited_gone', 'lh_waiter_gone',
     ]);
-    for (const { sql } of triggers.filter(({ sql }) => /lh_claim_counted|lh_message_removed|lh_seq_taken/.test(sql))) expect(sql).toMatch(/UPDATE OR FAIL lh_counters/);
+    for (const { sql } of triggers.filter(({ sql }) => /lh_claimed_group_gone|lh_message_removed|lh_seq_taken/.test(sql))) expect(sql).toMatch(/UPDATE OR FAIL lh_counters/);
 
     // The leases handed out before the upgrade still hold; the counters keep counting.
     expect((await transport.ackMany(written.leases)).acked).toEqual(written.leases);

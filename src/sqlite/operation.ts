@@ -29,6 +29,15 @@ export interface Operation<T = unknown> {
    * transaction around it rolls back).
    */
   run(now: () => number): Outcome<T>;
+  /**
+   * The call as one statement, for a runner that would otherwise open a transaction for this
+   * call alone: SQLite makes a single statement atomic by itself, and skipping `BEGIN` and
+   * `COMMIT` saves two statements per call. Returns the outcome, or undefined — having written
+   * nothing — when the call needs more than one statement after all; the runner then runs `run`
+   * as usual (which reads the clock again). A runner that runs calls inside a transaction of its
+   * own (a host, next to its journal) ignores it.
+   */
+  alone?(now: () => number): Outcome<T> | undefined;
 }
 
 /** The key under which a SQL backend hands out its operations, by contract method name. */

@@ -41,7 +41,7 @@ import {
   waitingState,
 } from './shared.js';
 import { Listeners } from './notifier.js';
-import { changed, inTransaction, type Operation, operation, type OperationsOf, outsideTransaction, unchanged } from '../sqlite/operation.js';
+import { changed, inTransaction, type Operation, operation, type OperationsOf, type Outcome, outsideTransaction, unchanged } from '../sqlite/operation.js';
 import type {
   AckAndClaimManyResult,
   AckManyResult,
@@ -101,6 +101,13 @@ interface DeadRow {
   reason: string | null;
   counter?: number;
 }
+interface ClaimedRow {
+  group_id: string;
+  head_attempt: number;
+  /** `[seq, counter, event]` as JSON. */
+  head: string;
+  low: number;
+}
 interface StatsRow {
   groups: number;
   ready: number | null;
@@ -114,7 +121,7 @@ type StatementName =
   | 'findKey' | 'findKeyed' | 'setEvent' | 'dropKey' | 'fenceHead' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'claimGroup' | 'head' | 'buryHead' | 'deleteMessage'
   | 'ackHead' | 'releaseHead' | 'setLastError' | 'extendHead' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter'
   | 'redriveMessage' | 'queueRow' | 'pauseQueue' | 'pauseName' | 'resumeName' | 'pauseGroup' | 'countGroups' | 'countDead' | 'findSeq' | 'renumberUnclaimed'
-  | 'claimable' | 'setClaims' | 'holds' | 'policy' | 'releaseKeep' | 'holdGroup' | 'heldSeq' | 'unhold' | 'dropEmptyGroup' | 'restoreMessage'
+  | 'claimable' | 'holds' | 'policy' | 'releaseKeep' | 'holdGroup' | 'heldSeq' | 'unhold' | 'dropEmptyGroup' | 'restoreMessage'
   | 'lastSeq' | 'isDead' | 'insertWaiting' | 'addWait' | 'watch' | 'moveWaits' | 'lowWater';
 
 /**
@@ -176,6 +183,12 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     // A lease holds while the group's head is still `seq`, still at `attempt`, still held by it
     // (queue, group, holder, attempt, seq, queue, group).
     const held = 'queue_id = ? AND group_id = ? AND holder = ? AND head_attempt = ? AND ? = (SELECT seq FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1)';
+    // The next claim order: one past every claim before it, also of groups since deleted
+    // (migration 11) (queue, queue).
+    const nextOrder = 'max((SELECT claims FROM lh_counters WHERE queue_id = ?), (SELECT max(claim_order) FROM lh_groups WHERE queue_id = ?))';
+    // The leased group's head as one JSON array [seq, counter, event] (the event is stored as
+    // JSON): one lookup instead of one per column, and the event is parsed with it (queue).
+    const headOf = "(SELECT '[' || seq || ',' || counter || ',' || event || ']' FROM lh_messages m WHERE m.queue_id = ? AND m.group_id = lh_groups.group_id ORDER BY m.seq LIMIT 1) AS head";
     this.#sql = {
       findKey: p('SELECT seq FROM lh_messages WHERE queue_id = ? AND group_id = ? AND key = ?'),
       // A replace or merge needs the keyed message's event and whether it is a leased head (queue, group, key).
@@ -197,30 +210,29 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
           'VALUES (?, ?, ?, ?, ?, (SELECT 1 FROM lh_paused_groups WHERE queue_id = ? AND group_id = ?))',
       ),
       nextGroup: p(nextGroup),
-      // One statement picks the group in round-robin order and leases its head, unless the head
-      // already had maxAttempts deliveries (then no row comes back).
-      // OR FAIL on the UPDATEs that fire lh_claim_counted: with the default ABORT, a statement
-      // that writes two tables opens a statement journal and copies every page it touches
-      // (~3 µs of the ~7 µs a lease costs in sqlite-wasm). Nothing here can violate a
-      // constraint, and any failure rolls back the caller's whole transaction or savepoint, so
-      // undoing just the statement would never be used.
+      // One statement picks the group in round-robin order, leases its head and returns it with
+      // the low-water mark, unless the head already had maxAttempts deliveries (then no row
+      // comes back). Being one statement, it needs no transaction of its own (see #claimAlone).
+      // OR FAIL: nothing here can violate a constraint, and any failure rolls back the caller's
+      // whole transaction or savepoint, so the statement journal that lets ABORT undo one
+      // statement would never be used (holder, expiry, queue, queue, queue, floor, now, queue,
+      // maxAttempts, queue, queue).
       claimGroup: p(
         'UPDATE OR FAIL lh_groups SET holder = ?, locked_until = ?, head_attempt = head_attempt + 1, ' +
-          'claim_order = (SELECT claims + 1 FROM lh_counters WHERE queue_id = ?) ' +
-          `WHERE queue_id = ? AND group_id = (SELECT group_id FROM (${nextGroup})) AND head_attempt < ? RETURNING group_id, head_attempt`,
+          `claim_order = ${nextOrder} + 1 ` +
+          `WHERE queue_id = ? AND group_id = (SELECT group_id FROM (${nextGroup})) AND head_attempt < ? ` +
+          `RETURNING group_id, head_attempt, ${headOf}, (SELECT min(counter) FROM lh_messages WHERE queue_id = ?) AS low`,
       ),
       head: p('SELECT seq, event, counter FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1'),
       // claimMany's fast path: the first `max` claimable groups in round-robin order with their
-      // heads and the claim counter, in one statement (queue, queue, floor, now, queue, max, queue, queue).
+      // heads and the last claim order, in one statement (queue, queue, queue, floor, now, queue, max, queue, queue).
       claimable: p(
-        'SELECT g.group_id, g.head_attempt, m.seq, m.event, m.counter, (SELECT claims FROM lh_counters WHERE queue_id = ?) AS claims FROM ' +
+        `SELECT g.group_id, g.head_attempt, m.seq, m.event, m.counter, ${nextOrder} AS claims FROM ` +
           '(SELECT group_id, head_attempt, claim_order, first_seq FROM lh_groups WHERE queue_id = ? AND priority >= ? AND (locked_until IS NULL OR locked_until < ?) ' +
           `AND paused IS NULL AND ${queueRuns} ORDER BY claim_order, first_seq LIMIT ?) g ` +
           'JOIN lh_messages m ON m.queue_id = ? AND m.group_id = g.group_id AND m.seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = ? AND group_id = g.group_id) ' +
           'ORDER BY g.claim_order, g.first_seq',
       ),
-      // After claimMany's set-based UPDATE: the claim counter (claims, queue).
-      setClaims: p('UPDATE OR FAIL lh_counters SET claims = ? WHERE queue_id = ?'),
       // (now, reason, queue, group, seq)
       buryHead: p(
         'INSERT INTO lh_dead_letters (queue_id, seq, group_id, priority, event, attempt, dead_at, reason, counter) ' +
@@ -411,7 +423,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
    */
   #run<T>(op: Operation<T>): T {
     this.#ensureOpen();
-    const outcome = op.transaction ? this.#db.transaction(op.run.bind(op, this.#now)) : op.run(this.#now);
+    const outcome = op.alone?.(this.#now) ?? (op.transaction ? this.#db.transaction(op.run.bind(op, this.#now)) : op.run(this.#now));
     if (outcome.changed) this.#listeners.notify();
     return outcome.value;
   }
@@ -441,7 +453,16 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     },
     claim: (workerId, visibilityMs, options) => {
       const minPriority = checkClaim(workerId, visibilityMs, options);
-      return inTransaction((now) => unchanged(this.#claim(workerId, visibilityMs, minPriority, now())));
+      return {
+        transaction: true,
+        run: (now) => unchanged(this.#claim(workerId, visibilityMs, minPriority, now())),
+        // Undefined (nothing written) when no lease came back and a head may be due for the dead
+        // letters; with unlimited attempts none ever is, so nothing was claimable.
+        alone: (now) => {
+          const lease = this.#leaseNext(workerId, visibilityMs, minPriority, now());
+          return lease || this.#maxAttempts === Number.MAX_SAFE_INTEGER ? unchanged(lease ?? null) : undefined;
+        },
+      };
     },
     claimMany: (workerId, visibilityMs, options) => {
       const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
@@ -449,10 +470,12 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     },
     ack: (lease) => {
       checkLease(lease, this.#queueName);
-      return inTransaction(() => {
+      // One DELETE (its triggers run inside it): atomic alone.
+      const run = (): Outcome<void> => {
         if (!this.#ack(lease)) throw lost(lease);
         return changed(undefined);
-      });
+      };
+      return { transaction: true, run, alone: run };
     },
     ackMany: (leases) => {
       checkLeases<E>(leases, this.#queueName);
@@ -812,7 +835,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   #claimClaimable(workerId: string, visibilityMs: number, minPriority: number, max: number, now: number): Lease<E>[] | null {
     const sql = this.#sql;
     const queue = this.#queue;
-    const rows = sql.claimable.all<{ group_id: string; head_attempt: number; seq: number; event: string; counter: number; claims: number }>(queue, queue, minPriority, now, queue, max, queue, queue);
+    const rows = sql.claimable.all<{ group_id: string; head_attempt: number; seq: number; event: string; counter: number; claims: number }>(queue, queue, queue, minPriority, now, queue, max, queue, queue);
     const leases: Lease<E>[] = [];
     if (rows.length === 0) return leases;
     for (const row of rows) if (row.head_attempt >= this.#maxAttempts) return null;
@@ -825,8 +848,6 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       params.push(workerId, expiresAt, queue);
       this.#batchStatement('lease', chunk.length).run(...params);
     }
-    // lh_claim_counted saw the rows in whatever order the UPDATE took them.
-    sql.setClaims.run(order, queue);
     const lowWater = this.#lowWater();
     const origin = this.#origin;
     for (const row of rows) {
@@ -839,22 +860,27 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   #claim(workerId: string, visibilityMs: number, minPriority: number, now: number): Lease<E> | null {
     const sql = this.#sql;
     const queue = this.#queue;
-    const expiresAt = now + visibilityMs;
     for (;;) {
-      const leased = sql.claimGroup.get<{ group_id: string; head_attempt: number }>(workerId, expiresAt, queue, queue, queue, minPriority, now, queue, this.#maxAttempts);
-      if (leased) {
-        const head = sql.head.get<{ seq: number; event: string; counter: number }>(queue, leased.group_id)!;
-        return {
-          seq: head.seq, groupId: leased.group_id, event: JSON.parse(head.event) as E, workerId, attempt: leased.head_attempt, expiresAt,
-          queue: this.#queueName, origin: this.#origin, counter: head.counter, lowWater: this.#lowWater(),
-        };
-      }
+      const lease = this.#leaseNext(workerId, visibilityMs, minPriority, now);
+      if (lease) return lease;
       const group = sql.nextGroup.get<{ group_id: string }>(queue, minPriority, now, queue);
       if (!group) return null;
       // Poison message: out of its group, which keeps its place in the round-robin order.
       const { seq } = sql.head.get<{ seq: number }>(queue, group.group_id)!;
       this.#bury(group.group_id, seq, now, null);
     }
+  }
+
+  /** One run of the claim statement: the lease it took, or undefined when it leased nothing. */
+  #leaseNext(workerId: string, visibilityMs: number, minPriority: number, now: number): Lease<E> | undefined {
+    const queue = this.#queue;
+    const expiresAt = now + visibilityMs;
+    // all(), not get(): it steps the statement to its end, so that outside a transaction its
+    // commit happens inside the call and a failed commit throws (get() would reset it unchecked).
+    const row = this.#sql.claimGroup.all<ClaimedRow>(workerId, expiresAt, queue, queue, queue, queue, minPriority, now, queue, this.#maxAttempts, queue, queue)[0];
+    if (!row) return undefined;
+    const [seq, counter, event] = JSON.parse(row.head) as [number, number, E];
+    return { seq, groupId: row.group_id, event, workerId, attempt: row.head_attempt, expiresAt, queue: this.#queueName, origin: this.#origin, counter, lowWater: row.low };
   }
 
   /** The lowest counter still queued, inside the caller's transaction (a claim just leased one, so there is one). */
