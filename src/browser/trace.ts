@@ -18,7 +18,10 @@ import type { TransportMethod } from '../remote/methods.js';
 export interface SqlTraceStatement {
   sql: string;
   params: SqlValue[];
-  /** `run`: rows changed; `get`: the row (or null); `all`: how many rows came back. Absent for transaction control. */
+  /**
+   * `run`: rows changed; `get`: the row (or null); `all`: how many rows came back, and the row
+   * when exactly one did (a claim's UPDATE … RETURNING is run with `all`). Absent for transaction control.
+   */
   changes?: number;
   row?: SqlRow | null;
   rows?: number;
@@ -171,7 +174,7 @@ export class SqlTracer implements CallTracer {
       },
       all: <T>(...params: SqlValue[]) => {
         const rows = statement.all<T>(...params);
-        this.#push(sql, params, { rows: rows.length });
+        this.#push(sql, params, rows.length === 1 ? { rows: 1, row: trimRow(rows[0] as SqlRow) } : { rows: rows.length });
         return rows;
       },
     };

@@ -26,7 +26,9 @@ describe('openBrowserDatabase({ traceSql })', () => {
     await db.transport.ack(lease);
     const [claim, ack] = await db.sqlTrace();
     expect(claim).toMatchObject({ method: 'claim', queue: 'default', at: 5_000, error: null });
-    expect(claim!.statements.some((s) => s.sql.startsWith('UPDATE OR FAIL lh_groups SET holder') && s.params.includes('w'))).toBe(true);
+    const update = claim!.statements.find((s) => s.sql.startsWith('UPDATE OR FAIL lh_groups SET holder') && s.params.includes('w'));
+    // The claim's UPDATE … RETURNING, run with all(): the one row it returned is shown too.
+    expect(update).toMatchObject({ rows: 1, row: expect.objectContaining({ group_id: 'g', head_attempt: 1 }) });
     expect(claim!.groups.after).toEqual([expect.objectContaining({ group_id: 'g', holder: 'w', head_attempt: 1, locked_until: 6_000 })]);
     expect(ack).toMatchObject({ method: 'ack', error: null, groups: { after: [] } });
     await db.close();
