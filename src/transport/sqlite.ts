@@ -212,11 +212,11 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       nextGroup: p(nextGroup),
       // One statement picks the group in round-robin order, leases its head and returns it with
       // the low-water mark, unless the head already had maxAttempts deliveries (then no row
-      // comes back). Being one statement, it needs no transaction of its own (see #claimAlone).
-      // OR FAIL: nothing here can violate a constraint, and any failure rolls back the caller's
-      // whole transaction or savepoint, so the statement journal that lets ABORT undo one
-      // statement would never be used (holder, expiry, queue, queue, queue, floor, now, queue,
-      // maxAttempts, queue, queue).
+      // comes back). Being one statement, it needs no transaction of its own (the claim
+      // operation's `alone`). OR FAIL: nothing here can violate a constraint, and any failure
+      // rolls back the caller's whole transaction or savepoint, so the statement journal that lets
+      // ABORT undo one statement would never be used (holder, expiry, queue, queue, queue, queue,
+      // floor, now, queue, maxAttempts, queue, queue).
       claimGroup: p(
         'UPDATE OR FAIL lh_groups SET holder = ?, locked_until = ?, head_attempt = head_attempt + 1, ' +
           `claim_order = ${nextOrder} + 1 ` +
