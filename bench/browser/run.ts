@@ -15,7 +15,9 @@
  *
  * While working on one figure: `--lane=profile|incognito` keeps one lane, and `--api=<text>` runs
  * only the API rows whose title contains <text> (and the in-worker rows at one backlog, for the
- * floor), skipping the file-handle and fair-service sections. Quote only full runs.
+ * floor), skipping the file-handle and fair-service sections; `--worker` runs only the
+ * in-worker rows, at the backlogs of `--backlogs=1000,100000` (default all three). Quote only
+ * full runs.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -33,6 +35,13 @@ const quick = process.argv.includes('--quick');
 const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const onlyLane = option('lane');
 const onlyApi = option('api');
+const workerOnly = process.argv.includes('--worker');
+const cacheOption = option('cache') === undefined ? undefined : Number(option('cache'));
+if (cacheOption !== undefined && !(Number.isInteger(cacheOption) && cacheOption > 0)) throw new RangeError('--cache must be a positive number of KiB');
+const checkpointOption = option('checkpoint') === undefined ? undefined : Number(option('checkpoint'));
+if (checkpointOption !== undefined && !(Number.isInteger(checkpointOption) && checkpointOption > 0)) throw new RangeError('--checkpoint must be a positive number of pages');
+const backlogOption = option('backlogs')?.split(',').map(Number);
+if (backlogOption?.some((n) => !Number.isInteger(n) || n < 1)) throw new RangeError('--backlogs must be positive integers, comma-separated');
 if (onlyLane !== undefined && onlyLane !== 'profile' && onlyLane !== 'incognito') throw new RangeError('--lane must be profile or incognito');
 const engine = option('engine') ?? 'chromium';
 if (engine !== 'chromium' && engine !== 'firefox') throw new RangeError('--engine must be chromium or firefox');
@@ -106,8 +115,9 @@ try {
   for (const lane of lanes) lane.page = await openPage(lane);
 
   const handleRates = new Map<string, number[]>();
-  if (onlyApi === undefined) process.stderr.write('file handles… ');
-  for (let round = 0; round <= (onlyApi === undefined ? runs : -1); round++) {
+  const handlesToo = onlyApi === undefined && !workerOnly;
+  if (handlesToo) process.stderr.write('file handles… ');
+  for (let round = 0; round <= (handlesToo ? runs : -1); round++) {
     for (const lane of lanes) {
       const results = await lane.page!.evaluate((r) => (window as any).bench.handles(r), { calls: ops(lane, 2_000), runs: 1 });
       if (round === 0) continue;
@@ -118,30 +128,37 @@ try {
     }
   }
   for (const [key, micros] of handleRates) handleRows.push(row('one FileSystemSyncAccessHandle call', key, micros));
-  if (onlyApi === undefined) process.stderr.write('done\n');
+  if (handlesToo) process.stderr.write('done\n');
 
-  const backlogs = quick || onlyApi !== undefined ? [1_000] : [1_000, 10_000, 100_000];
+  const backlogs = backlogOption ?? (quick || onlyApi !== undefined ? [1_000] : [1_000, 10_000, 100_000]);
   const floors = new Map<string, number>();
   for (const backlog of backlogs) {
     for (const lane of lanes) {
       // The private window only at the headline backlog: it is slow, and its cost does not grow with the backlog.
       if (lane.key === 'incognito' && backlog !== backlogs.at(-1)) continue;
       process.stderr.write(`in-worker, ${lane.key}, backlog ${backlog}… `);
-      const request = { backlog, groups: 100, ops: ops(lane, 2_000), fullOps: ops(lane, 500), runs };
-      const results = (await lane.page!.evaluate((r) => (window as any).bench.inWorker(r), request)) as { label: string; rates: number[] }[];
+      const request = { backlog, groups: 100, ops: ops(lane, 2_000), fullOps: ops(lane, 500), runs, ...(cacheOption === undefined ? {} : { cacheKiB: cacheOption }), ...(checkpointOption === undefined ? {} : { checkpointPages: checkpointOption }) };
+      const results = (await lane.page!.evaluate((r) => (window as any).bench.inWorker(r), request)) as { label: string; rates: number[]; calls?: string }[];
+      const batchFloors = new Map<string, number>();
       for (const r of results) {
-        const floorKey = `${lane.key} ${r.label.match(/durability \w+/)?.[0]}`;
+        const durability = r.label.match(/durability \w+/)?.[0];
+        const floorKey = `${lane.key} ${durability}`;
         if (r.label.startsWith('floor')) floors.set(floorKey, median(r.rates));
+        if (r.label.startsWith('batch floor:')) batchFloors.set(floorKey, median(r.rates));
         const floor = floors.get(floorKey);
-        const note = !r.label.startsWith('floor') && floor ? `${times(median(r.rates), floor)} the floor pair rate` : undefined;
+        // Issue 28's measure for batches: their rate beside the least SQL a batch can be, same durability.
+        const batchFloor = /^(claimMany|ackAndClaimMany) .* in the worker/.test(r.label) ? batchFloors.get(floorKey) : undefined;
+        const note = r.label.startsWith('floor') || !floor
+          ? undefined
+          : `${times(median(r.rates), floor)} the floor pair rate${batchFloor ? `, ${times(median(r.rates), batchFloor)} the batch floor` : ''}${r.calls ? `; ${r.calls}` : ''}`;
         workerRows.push(row(`in the worker, ${lane.label}, backlog ${backlog.toLocaleString('en-US')}, 100 groups`, r.label, r.rates, note));
       }
       process.stderr.write('done\n');
     }
   }
 
-  api = await apiRows(lanes, { runs, quick, ops, openPage, floors, only: onlyApi });
-  if (onlyApi === undefined) for (const lane of lanes) fair.push(await fairness(lane, api.setups.find((s) => s.lane === lane && s.durability === 'normal')!));
+  if (!workerOnly) api = await apiRows(lanes, { runs, quick, ops, openPage, floors, only: onlyApi });
+  if (onlyApi === undefined && !workerOnly) for (const lane of lanes) fair.push(await fairness(lane, api.setups.find((s) => s.lane === lane && s.durability === 'normal')!));
 } finally {
   await persistent.close();
   await browser.close();
@@ -174,6 +191,8 @@ writeFileSync(
       runs,
       ...(onlyLane === undefined ? {} : { lane: onlyLane }),
       ...(onlyApi === undefined ? {} : { api: onlyApi }),
+      ...(workerOnly ? { workerOnly } : {}),
+      ...(backlogOption ? { backlogs: backlogOption } : {}),
       machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, load: os.loadavg(), node: process.version },
       browser: version,
       ...(privateWindowRefusal === undefined ? {} : { privateWindowRefusal }),

@@ -22,11 +22,54 @@ export interface WorkerRequest {
   /** Operations per run with synchronous=FULL, where every commit waits for the disk. */
   fullOps: number;
   runs: number;
+  /** PRAGMA cache_size in KiB for the database on disk (SQLite's default when absent: 2,000). */
+  cacheKiB?: number;
+  /** PRAGMA wal_autocheckpoint in pages (SQLite's default when absent: 1,000). */
+  checkpointPages?: number;
 }
 
 export interface WorkerResult {
   label: string;
   rates: number[];
+  /** For batch rows: the file calls one batch of 32 made, by method, in the timed runs. */
+  calls?: string;
+}
+
+/**
+ * File calls made by this worker, by FileSystemSyncAccessHandle method: on OPFS a call costs
+ * the same whatever its size, so a batch's cost follows how many it makes (see BENCHMARKS.md).
+ * Counted by wrapping the prototype's methods, which opfs-sahpool calls on each handle.
+ */
+const fileCalls: Record<string, number> = { write: 0, read: 0, flush: 0, getSize: 0, truncate: 0 };
+function countFileCalls(): void {
+  const proto = (globalThis as { FileSystemSyncAccessHandle?: { prototype: Record<string, unknown> } }).FileSystemSyncAccessHandle?.prototype;
+  if (!proto || proto['leaseholdCounted']) return;
+  for (const name of Object.keys(fileCalls)) {
+    const original = proto[name] as (...args: unknown[]) => unknown;
+    proto[name] = function (this: unknown, ...args: unknown[]) {
+      fileCalls[name]! += 1;
+      return original.apply(this, args);
+    };
+  }
+  proto['leaseholdCounted'] = true;
+}
+
+/** Counts the file calls of timed batches only, and describes them per batch. */
+function callTally() {
+  const total: Record<string, number> = {};
+  let batches = 0;
+  return {
+    /** Adds one batch: the calls made since `before` (a copy of fileCalls taken as it started). */
+    add(before: Record<string, number>): void {
+      for (const name of Object.keys(fileCalls)) total[name] = (total[name] ?? 0) + fileCalls[name]! - before[name]!;
+      batches += 1;
+    },
+    describe: () =>
+      `file calls a batch: ${Object.entries(total)
+        .filter(([, n]) => n > 0)
+        .map(([name, n]) => `${(n / Math.max(1, batches)).toFixed(1)} ${name}`)
+        .join(', ') || 'none'}`,
+  };
 }
 
 /** The queue API's batch calls (QUEUE-API.md), used when the transport has them. */
@@ -48,8 +91,9 @@ self.onmessage = async (event: MessageEvent<WorkerRequest | FillRequest>) => {
   }
 };
 
-async function measure({ backlog, groups, ops: normalOps, fullOps, runs }: WorkerRequest): Promise<WorkerResult[]> {
+async function measure({ backlog, groups, ops: normalOps, fullOps, runs, cacheKiB, checkpointPages }: WorkerRequest): Promise<WorkerResult[]> {
   const sqlite3 = await loadSqliteWasm();
+  countFileCalls();
   const pool = await sqlite3.installOpfsSAHPoolVfs({ name: 'leasehold-bench', preserveOnInitFailure: true });
   await pool.wipeFiles();
   // As the browser host opens it (src/browser/opfs.ts): each WAL commit reaches the file in one
@@ -58,6 +102,8 @@ async function measure({ backlog, groups, ops: normalOps, fullOps, runs }: Worke
     const raw = new pool.OpfsSAHPoolDb('/bench.db');
     const db = fromWasmDatabase(sqlite3, raw);
     db.exec(`PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=${synchronous}`);
+    if (cacheKiB !== undefined) db.exec(`PRAGMA cache_size=-${cacheKiB}`);
+    if (checkpointPages !== undefined) db.exec(`PRAGMA wal_autocheckpoint=${checkpointPages}`);
     db.prepare('PRAGMA schema_version').get();
     if (coalesce && !coalesceWalWrites(sqlite3, raw)) throw new Error('no WAL file to coalesce');
     return db;
@@ -85,7 +131,12 @@ async function measure({ backlog, groups, ops: normalOps, fullOps, runs }: Worke
         }).slice(1),
       });
     }
-    results.push({ label: `batch floor: 32 one-row UPDATEs by key in one transaction, 32 one-row DELETEs in a second, durability ${durability}`, rates: batchFloor(db, backlog, groups, ops * 4, runs) });
+    const floorCalls = callTally();
+    results.push({
+      label: `batch floor: 32 one-row UPDATEs by key in one transaction, 32 one-row DELETEs in a second, durability ${durability}`,
+      rates: batchFloor(db, backlog, groups, ops * 4, runs, floorCalls),
+      calls: floorCalls.describe(),
+    });
     const transport = new SqliteTransport(db, { clock: () => now });
     const rates: number[] = [];
     for (let run = 0; run <= runs; run++) {
@@ -121,30 +172,36 @@ async function measure({ backlog, groups, ops: normalOps, fullOps, runs }: Worke
     if (typeof batched.claimMany === 'function') {
       // 32 claims in one transaction, then 32 acks in one: two commits per 32 messages.
       const batchRates: number[] = [];
+      const batchCalls = callTally();
       for (let run = 0; run <= runs; run++) {
         let elapsed = 0;
         for (let done = 0; done < ops * 4; ) {
           now += 1;
+          const before = { ...fileCalls };
           const start = performance.now();
           const leases = await batched.claimMany('bench', 30_000, { max: 32 });
           await batched.ackMany(leases);
           elapsed += performance.now() - start;
+          if (run > 0) batchCalls.add(before);
           done += leases.length;
           await batched.publishMany(leases.map((_, i) => ({ groupId: `g${((now + i) * 7919) % groups}`, event: EVENT })));
         }
         if (run > 0) batchRates.push(((ops * 4) / elapsed) * 1000);
       }
-      results.push({ label: `claimMany + ackMany of 32 in the worker, durability ${durability}`, rates: batchRates });
+      results.push({ label: `claimMany + ackMany of 32 in the worker, durability ${durability}`, rates: batchRates, calls: batchCalls.describe() });
       // One transaction per 32: this batch's acks and the next batch's claims.
       const combinedBatchRates: number[] = [];
+      const combinedCalls = callTally();
       let leases = await batched.claimMany('bench', 30_000, { max: 32 });
       for (let run = 0; run <= runs; run++) {
         let elapsed = 0;
         for (let done = 0; done < ops * 4; ) {
           now += 1;
+          const before = { ...fileCalls };
           const start = performance.now();
           const { acked, claimed } = await batched.ackAndClaimMany(leases, 'bench', 30_000, { max: 32 });
           elapsed += performance.now() - start;
+          if (run > 0) combinedCalls.add(before);
           done += acked.length;
           leases = claimed;
           await batched.publishMany(acked.map((_, i) => ({ groupId: `g${((now + i) * 7919) % groups}`, event: EVENT })));
@@ -152,7 +209,7 @@ async function measure({ backlog, groups, ops: normalOps, fullOps, runs }: Worke
         if (run > 0) combinedBatchRates.push(((ops * 4) / elapsed) * 1000);
       }
       await batched.ackMany(leases);
-      results.push({ label: `ackAndClaimMany of 32 in the worker, durability ${durability}`, rates: combinedBatchRates });
+      results.push({ label: `ackAndClaimMany of 32 in the worker, durability ${durability}`, rates: combinedBatchRates, calls: combinedCalls.describe() });
     }
     const publishRates = [];
     for (let run = 0; run <= runs; run++) {
@@ -202,15 +259,17 @@ async function cpuBound(sqlite3: Awaited<ReturnType<typeof loadSqliteWasm>>, bac
 }
 
 /** The batch floor (see bench/batch-floor.ts), messages/s. */
-function batchFloor(db: SqlDatabase, backlog: number, groups: number, messages: number, runs: number): number[] {
+function batchFloor(db: SqlDatabase, backlog: number, groups: number, messages: number, runs: number, calls?: ReturnType<typeof callTally>): number[] {
   const floor = batchFloorOf(db, backlog, groups, JSON.stringify(EVENT));
   const rates: number[] = [];
   for (let run = 0; run <= runs; run++) {
     let elapsed = 0;
     for (let done = 0; done < messages; done += 32) {
+      const before = { ...fileCalls };
       const start = performance.now();
       floor.run();
       elapsed += performance.now() - start;
+      if (run > 0) calls?.add(before);
       floor.refill();
     }
     if (run > 0) rates.push((messages / elapsed) * 1000);

@@ -189,6 +189,9 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     // The leased group's head as one JSON array [seq, counter, event] (the event is stored as
     // JSON): one lookup instead of one per column, and the event is parsed with it (queue).
     const headOf = "(SELECT '[' || seq || ',' || counter || ',' || event || ']' FROM lh_messages m WHERE m.queue_id = ? AND m.group_id = lh_groups.group_id ORDER BY m.seq LIMIT 1) AS head";
+    // The low-water mark (Lease.lowWater): the lowest counter still queued, through
+    // lh_messages_by_counter (queue). The claim returns it; batches read it once for all their leases.
+    const lowWater = 'SELECT min(counter) FROM lh_messages WHERE queue_id = ?';
     this.#sql = {
       findKey: p('SELECT seq FROM lh_messages WHERE queue_id = ? AND group_id = ? AND key = ?'),
       // A replace or merge needs the keyed message's event and whether it is a leased head (queue, group, key).
@@ -221,7 +224,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
         'UPDATE OR FAIL lh_groups SET holder = ?, locked_until = ?, head_attempt = head_attempt + 1, ' +
           `claim_order = ${nextOrder} + 1 ` +
           `WHERE queue_id = ? AND group_id = (SELECT group_id FROM (${nextGroup})) AND head_attempt < ? ` +
-          `RETURNING group_id, head_attempt, ${headOf}, (SELECT min(counter) FROM lh_messages WHERE queue_id = ?) AS low`,
+          `RETURNING group_id, head_attempt, ${headOf}, (${lowWater}) AS low`,
       ),
       head: p('SELECT seq, event, counter FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1'),
       // claimMany's fast path: the first `max` claimable groups in round-robin order with their
@@ -284,8 +287,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       deleteDeadLetter: p('DELETE FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
       // A dead letter redriven to the tail: a new seq, its own counter (queue, group, event, counter, queue).
       redriveMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event, counter) SELECT ?, ?, last_seq + 1, ?, ? FROM lh_counters WHERE queue_id = ? RETURNING seq'),
-      // The low-water mark (Lease.lowWater), through lh_messages_by_counter.
-      lowWater: p('SELECT min(counter) AS low FROM lh_messages WHERE queue_id = ?'),
+      lowWater: p(`SELECT (${lowWater}) AS low`),
       // (queue, queue)
       queueRow: p('SELECT queued, paused, (SELECT count(*) FROM lh_paused_groups WHERE queue_id = ?) AS paused_groups FROM lh_counters WHERE queue_id = ?'),
       countGroups: p(
