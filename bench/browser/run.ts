@@ -36,12 +36,15 @@ const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name
 const onlyLane = option('lane');
 const onlyApi = option('api');
 const workerOnly = process.argv.includes('--worker');
-const cacheOption = option('cache') === undefined ? undefined : Number(option('cache'));
-if (cacheOption !== undefined && !(Number.isInteger(cacheOption) && cacheOption > 0)) throw new RangeError('--cache must be a positive number of KiB');
-const checkpointOption = option('checkpoint') === undefined ? undefined : Number(option('checkpoint'));
-if (checkpointOption !== undefined && !(Number.isInteger(checkpointOption) && checkpointOption > 0)) throw new RangeError('--checkpoint must be a positive number of pages');
-const backlogOption = option('backlogs')?.split(',').map(Number);
-if (backlogOption?.some((n) => !Number.isInteger(n) || n < 1)) throw new RangeError('--backlogs must be positive integers, comma-separated');
+/** `--name=N,…` as positive integers, or undefined when the option is absent. */
+const positiveIntegers = (name: string, what: string): number[] | undefined => {
+  const values = option(name)?.split(',').map(Number);
+  if (values?.some((n) => !Number.isInteger(n) || n < 1)) throw new RangeError(`--${name} must be ${what}`);
+  return values;
+};
+const cacheOption = positiveIntegers('cache', 'a positive number of KiB')?.[0];
+const checkpointOption = positiveIntegers('checkpoint', 'a positive number of pages')?.[0];
+const backlogOption = positiveIntegers('backlogs', 'positive integers, comma-separated');
 if (onlyLane !== undefined && onlyLane !== 'profile' && onlyLane !== 'incognito') throw new RangeError('--lane must be profile or incognito');
 const engine = option('engine') ?? 'chromium';
 if (engine !== 'chromium' && engine !== 'firefox') throw new RangeError('--engine must be chromium or firefox');
