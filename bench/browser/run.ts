@@ -16,8 +16,9 @@
  * While working on one figure: `--lane=profile|incognito` keeps one lane, and `--api=<text>` runs
  * only the API rows whose title contains <text> (and the in-worker rows at one backlog, for the
  * floor), skipping the file-handle and fair-service sections; `--worker` runs only the
- * in-worker rows, at the backlogs of `--backlogs=1000,100000` (default all three). Quote only
- * full runs.
+ * in-worker rows, at the backlogs of `--backlogs=1000,100000` (default all three);
+ * `--checkpoint-costs=1000,4000,8000` only what a WAL of that many frames costs at `close()` and
+ * when the database is opened after a crash (bench/browser/checkpoint.ts). Quote only full runs.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -45,6 +46,8 @@ const positiveIntegers = (name: string, what: string): number[] | undefined => {
 const cacheOption = positiveIntegers('cache', 'a positive number of KiB')?.[0];
 const checkpointOption = positiveIntegers('checkpoint', 'a positive number of pages')?.[0];
 const backlogOption = positiveIntegers('backlogs', 'positive integers, comma-separated');
+/** `--checkpoint-costs=1000,4000`: only what a WAL of that many frames costs at close() and after a crash. */
+const checkpointCosts = positiveIntegers('checkpoint-costs', 'positive numbers of frames, comma-separated');
 if (onlyLane !== undefined && onlyLane !== 'profile' && onlyLane !== 'incognito') throw new RangeError('--lane must be profile or incognito');
 const engine = option('engine') ?? 'chromium';
 if (engine !== 'chromium' && engine !== 'firefox') throw new RangeError('--engine must be chromium or firefox');
@@ -109,6 +112,8 @@ export async function openPage(lane: Lane): Promise<Page> {
 }
 
 const handleRows: BenchRow[] = [];
+/** The --checkpoint-costs rows: one per lane, frames and step, medians of the runs. */
+const checkpointLines: string[] = [];
 const workerRows: BenchRow[] = [];
 let api: { rows: BenchRow[]; setups: ApiSetup[] } = { rows: [], setups: [] };
 const fair: FairnessFigures[] = [];
@@ -117,8 +122,28 @@ const ops = (lane: Lane, n: number) => Math.max(20, Math.round(n * lane.scale * 
 try {
   for (const lane of lanes) lane.page = await openPage(lane);
 
+  if (checkpointCosts) {
+    for (const lane of lanes) {
+      for (const frames of checkpointCosts) {
+        process.stderr.write(`checkpoint costs, ${lane.key}, ${frames} frames… `);
+        type Result = { frames: number; estimatedFrames?: number; closeMs?: number; poolMs?: number; openMs?: number; firstReadMs?: number; checkpointMs?: number };
+        const closes: Result[] = [];
+        const crashes: Result[] = [];
+        for (let round = 0; round < runs; round++) {
+          closes.push((await lane.page!.evaluate(([f, b]) => (window as any).bench.checkpointCosts(f, b, false), [frames, 100_000])) as Result);
+          crashes.push((await lane.page!.evaluate(([f, b]) => (window as any).bench.checkpointCosts(f, b, true), [frames, 100_000])) as Result);
+        }
+        const m = (values: (number | undefined)[]) => median(values.map(Number)).toFixed(1);
+        checkpointLines.push(
+          `| ${lane.label} | ${frames} | ${m(closes.map((r) => r.frames))} | ${m(closes.map((r) => r.closeMs))} | ${m(crashes.map((r) => r.frames))} | ${m(crashes.map((r) => r.poolMs))} | ${m(crashes.map((r) => r.openMs))} | ${m(crashes.map((r) => r.firstReadMs))} | ${m(crashes.map((r) => r.checkpointMs))} |`,
+        );
+        process.stderr.write('done\n');
+      }
+    }
+  }
+
   const handleRates = new Map<string, number[]>();
-  const handlesToo = onlyApi === undefined && !workerOnly;
+  const handlesToo = onlyApi === undefined && !workerOnly && !checkpointCosts;
   if (handlesToo) process.stderr.write('file handles… ');
   for (let round = 0; round <= (handlesToo ? runs : -1); round++) {
     for (const lane of lanes) {
@@ -133,7 +158,7 @@ try {
   for (const [key, micros] of handleRates) handleRows.push(row('one FileSystemSyncAccessHandle call', key, micros));
   if (handlesToo) process.stderr.write('done\n');
 
-  const backlogs = backlogOption ?? (quick || onlyApi !== undefined ? [1_000] : [1_000, 10_000, 100_000]);
+  const backlogs = checkpointCosts ? [] : (backlogOption ?? (quick || onlyApi !== undefined ? [1_000] : [1_000, 10_000, 100_000]));
   const floors = new Map<string, number>();
   for (const backlog of backlogs) {
     for (const lane of lanes) {
@@ -160,8 +185,8 @@ try {
     }
   }
 
-  if (!workerOnly) api = await apiRows(lanes, { runs, quick, ops, openPage, floors, only: onlyApi });
-  if (onlyApi === undefined && !workerOnly) for (const lane of lanes) fair.push(await fairness(lane, api.setups.find((s) => s.lane === lane && s.durability === 'normal')!));
+  if (!workerOnly && !checkpointCosts) api = await apiRows(lanes, { runs, quick, ops, openPage, floors, only: onlyApi });
+  if (onlyApi === undefined && !workerOnly && !checkpointCosts) for (const lane of lanes) fair.push(await fairness(lane, api.setups.find((s) => s.lane === lane && s.durability === 'normal')!));
 } finally {
   await persistent.close();
   await browser.close();
@@ -181,6 +206,13 @@ const fairTable = [
 console.log(`\n### browser (${version}${quick ? ', --quick' : ''})\n`);
 if (privateWindowRefusal !== undefined) console.log(`private window: no figures, its OPFS is refused (navigator.storage.getDirectory(): ${privateWindowRefusal})\n`);
 console.log(`${table(handleRows, 'µs per call')}\n\n${table(workerRows)}\n\n${table(api.rows, 'messages/s')}`);
+if (checkpointLines.length > 0) {
+  console.log(
+    `\n**a WAL of N frames (ackAndClaimMany of 32 at backlog 100,000, automatic checkpoints off), ms, medians of ${runs}**\n\n` +
+      '| lane | N | frames | close() | frames after the crash | pool install | open | first read (WAL recovery) | checkpoint of the recovered WAL |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n' +
+      checkpointLines.join('\n'),
+  );
+}
 if (fair.length > 0) console.log(`\n**fair service: 8 loops forwarding from a second tab, the owner tab publishing one at a time**\n\n${fairTable}`);
 const started = new Date();
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
@@ -195,6 +227,7 @@ writeFileSync(
       ...(onlyLane === undefined ? {} : { lane: onlyLane }),
       ...(onlyApi === undefined ? {} : { api: onlyApi }),
       ...(workerOnly ? { workerOnly } : {}),
+      ...(checkpointCosts ? { checkpointCosts: checkpointLines } : {}),
       ...(backlogOption ? { backlogs: backlogOption } : {}),
       machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, load: os.loadavg(), node: process.version },
       browser: version,
