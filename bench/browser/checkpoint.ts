@@ -22,7 +22,7 @@ export interface CheckpointResult {
   frames: number;
   /** After a reopen: the frames the filling worker estimated it left. */
   estimatedFrames?: number;
-  /** Milliseconds: `close()`, or (after a crash) opening the pool, the database and the first read. */
+  /** Milliseconds: `close()`; or, after a crash, installing the pool, opening the database (where SQLite recovers the WAL) and its first read. */
   closeMs?: number;
   poolMs?: number;
   openMs?: number;

@@ -30,6 +30,7 @@ import { chromiumArgs, findChromium } from '../../scripts/chromium.mjs';
 import { sharedAliases } from '../../vite.config.ts';
 import { type BenchRow, median, spreadOf, table, times } from '../lib.js';
 import { apiRows, type ApiSetup, fairness, type FairnessFigures } from './api.js';
+import type { CheckpointResult } from './checkpoint.js';
 import { freePort } from '../../scripts/ports.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -126,12 +127,11 @@ try {
     for (const lane of lanes) {
       for (const frames of checkpointCosts) {
         process.stderr.write(`checkpoint costs, ${lane.key}, ${frames} frames… `);
-        type Result = { frames: number; estimatedFrames?: number; closeMs?: number; poolMs?: number; openMs?: number; firstReadMs?: number; checkpointMs?: number };
-        const closes: Result[] = [];
-        const crashes: Result[] = [];
+        const closes: CheckpointResult[] = [];
+        const crashes: CheckpointResult[] = [];
         for (let round = 0; round < runs; round++) {
-          closes.push((await lane.page!.evaluate(([f, b]) => (window as any).bench.checkpointCosts(f, b, false), [frames, 100_000])) as Result);
-          crashes.push((await lane.page!.evaluate(([f, b]) => (window as any).bench.checkpointCosts(f, b, true), [frames, 100_000])) as Result);
+          closes.push((await lane.page!.evaluate(([f, b]) => (window as any).bench.checkpointCosts(f, b, false), [frames, 100_000])) as CheckpointResult);
+          crashes.push((await lane.page!.evaluate(([f, b]) => (window as any).bench.checkpointCosts(f, b, true), [frames, 100_000])) as CheckpointResult);
         }
         const m = (values: (number | undefined)[]) => median(values.map(Number)).toFixed(1);
         checkpointLines.push(
@@ -209,7 +209,7 @@ console.log(`${table(handleRows, 'µs per call')}\n\n${table(workerRows)}\n\n${t
 if (checkpointLines.length > 0) {
   console.log(
     `\n**a WAL of N frames (ackAndClaimMany of 32 at backlog 100,000, automatic checkpoints off), ms, medians of ${runs}**\n\n` +
-      '| lane | N | frames | close() | frames after the crash | pool install | open | first read (WAL recovery) | checkpoint of the recovered WAL |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n' +
+      '| lane | N | frames | close() | frames after the crash | pool install | open (WAL recovery) | first read | checkpoint of the recovered WAL |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n' +
       checkpointLines.join('\n'),
   );
 }
