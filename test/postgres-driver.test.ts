@@ -110,6 +110,54 @@ describe('fromPg', () => {
   });
 });
 
+describe('PostgresTransport and a LISTEN set up while a change commits', () => {
+  it('tells its listeners of a change whose notice LISTEN began too late to hear', async () => {
+    // The order a conformance run once met by chance, made certain here: the publish commits (its
+    // NOTIFY goes out to nobody), then LISTEN runs and is established, and only then does the
+    // publish return. Its notice never comes through LISTEN, so the transport must tell its
+    // listeners itself.
+    const s = schema();
+    const real = fromPg(pool(3));
+    let gated = false;
+    let committed!: () => void;
+    const afterCommit = new Promise<void>((resolve) => (committed = resolve));
+    let established!: () => void;
+    const listenDone = new Promise<void>((resolve) => (established = resolve));
+    const db: typeof real = {
+      ...real,
+      async listen(channel, onNotice) {
+        if (gated) await afterCommit;
+        const stop = await real.listen(channel, onNotice);
+        if (gated) established();
+        return stop;
+      },
+      async query<R>(text: string, params?: readonly unknown[]): Promise<R[]> {
+        const rows = await real.query<R>(text, params);
+        if (gated && text.includes('lh_publish')) {
+          committed();
+          await listenDone;
+          // Let the transport see its LISTEN established before the publish goes on.
+          await new Promise((resolve) => setTimeout(resolve, 0));
+        }
+        return rows;
+      },
+    };
+    const t = new PostgresTransport(db, { schema: s });
+    try {
+      await t.stats(); // migrates and opens the queue before the gate
+      gated = true;
+      let heard = 0;
+      t.onChange(() => heard++);
+      await t.publish('g', 1);
+      await until(() => heard > 0, 5_000);
+      expect(heard).toBeGreaterThan(0);
+    } finally {
+      await t.close();
+      await real.close();
+    }
+  });
+});
+
 describe('fromPg and conflicts the server breaks', () => {
   it('runs an autocommit statement the server aborted to break a deadlock again, and it succeeds', async () => {
     const admin = pool(2);

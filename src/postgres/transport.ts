@@ -194,6 +194,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
+    const heard = this.#listening;
     const args = [q.id, q.seqs, encodeId(groupId), json, priority, key === null ? null : encodeId(key), delayMs, now, q.channel];
     const [row] = await (after.length > 0
       ? this.#db.query<{ seq: string }>(`SELECT ${this.#s}.lh_publish_after(${params(10)}, ARRAY(SELECT e::bigint FROM json_array_elements_text($11::json) e)) AS seq`, [
@@ -206,7 +207,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
         : this.#db.query<{ seq: string }>(`SELECT ${this.#fn('lh_publish_keyed', 10)} AS seq`, [...args, onDuplicate]));
     const seq = Number(row!.seq);
     if (seq < 0) throw neverIssued(-seq, await this.#lastSeq(q.seqs));
-    this.#changed(null);
+    this.#changed(null, heard);
     return seq;
   }
 
@@ -220,6 +221,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     if (checked.length === 0) return [];
     const now = this.#now();
     const q = await this.#open();
+    const heard = this.#listening;
     const named = checked.flatMap((item) => item[6] as number[]);
     if (named.length > 0) {
       // Seqs only grow: one issued before this call stays issued (the batch checks again).
@@ -228,7 +230,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
       if (unknown !== undefined) throw neverIssued(unknown, last);
     }
     const rows = await this.#db.query<{ o_seq: string }>(`SELECT o_seq FROM ${this.#fn('lh_publish_many', 5)}`, [q.id, q.seqs, JSON.stringify(checked), now, q.channel]);
-    this.#changed(null);
+    this.#changed(null, heard);
     return rows.map((r) => Number(r.o_seq));
   }
 
@@ -258,9 +260,10 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     checkLease(lease, this.#queueName);
     this.#ensureOpen();
     const q = await this.#open();
+    const heard = this.#listening;
     const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_ack', 6)} AS ok`, [q.id, ...heldBy(lease), this.#inline(q)]);
     if (!row!.ok) throw lost(lease);
-    this.#changed(q);
+    this.#changed(q, heard);
   }
 
   async ackMany(leases: readonly Lease<E>[]): Promise<AckManyResult<E>> {
@@ -268,9 +271,10 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     if (leases.length === 0) return { acked: [], lost: [] };
     const q = await this.#open();
+    const heard = this.#listening;
     const [row] = await this.#db.query<{ done: string }>(`SELECT ${this.#fn('lh_ack_many', 3)} AS done`, [q.id, JSON.stringify(leases.map(heldBy)), this.#inline(q)]);
     const result = sortAcks(leases, row!.done);
-    if (result.acked.length > 0) this.#changed(q);
+    if (result.acked.length > 0) this.#changed(q, heard);
     return result;
   }
 
@@ -280,12 +284,13 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
+    const heard = this.#listening;
     // The first row carries the acks' outcome; the claimed leases follow (lh_ack_claim_many).
     const [acks, ...claimed] = await this.#db.query<LeaseRow & { o_done: string }>(`SELECT ${this.#leaseColumns} FROM ${this.#fn('lh_ack_claim_many', 10)} c`, [
       q.id, q.claims, JSON.stringify(leases.map(heldBy)), encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, max, this.#inline(q),
     ]);
     const result = { ...sortAcks(leases, acks!.o_done), claimed: claimed.map((row) => leaseOf<E>(row, workerId, this.#queueName, q.origin)) };
-    if (result.acked.length > 0) this.#changed(q);
+    if (result.acked.length > 0) this.#changed(q, heard);
     return result;
   }
 
@@ -295,12 +300,13 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
+    const heard = this.#listening;
     const [group, seq, attempt, holder] = heldBy(lease);
     const rows = await this.#db.query<LeaseRow & { o_lost: boolean }>(`SELECT * FROM ${this.#fn('lh_ack_claim_one', 12)}`, [
       q.id, q.claims, group, seq, attempt, holder, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, this.#inline(q),
     ]);
     if (rows[0]?.o_lost) throw lost(lease);
-    this.#changed(q);
+    this.#changed(q, heard);
     return rows[0] ? leaseOf<E>(rows[0], workerId, this.#queueName, q.origin) : null;
   }
 
@@ -319,12 +325,13 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
+    const heard = this.#listening;
     const [row] =
       why === null
         ? await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn(fn, 8)} AS ok`, [q.id, ...heldBy(lease), delayMs, now, q.channel])
         : await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_fail', 9)} AS ok`, [q.id, ...heldBy(lease), delayMs, encodeId(why), now, q.channel]);
     if (!row!.ok) throw lost(lease);
-    this.#changed(null);
+    this.#changed(null, heard);
   }
 
   async reject(lease: Lease<E>, reason?: string): Promise<void> {
@@ -333,9 +340,10 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
+    const heard = this.#listening;
     const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_reject', 8)} AS ok`, [q.id, ...heldBy(lease), why === null ? null : encodeId(why), now, q.channel]);
     if (!row!.ok) throw lost(lease);
-    this.#changed(null);
+    this.#changed(null, heard);
   }
 
   async extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>> {
@@ -362,12 +370,13 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#ensureOpen();
     const now = this.#now();
     const q = await this.#open();
+    const heard = this.#listening;
     const [row] = await this.#db.query<{ outcome: number }>(`SELECT ${this.#fn('lh_cancel', 4)} AS outcome`, [q.id, seq, now, q.channel]);
     const outcome = row!.outcome;
     if (outcome === -1) {
       throw new LeaseholdError('MESSAGE_LEASED', `message ${seq} is under a live lease and cannot be cancelled; cancel it after its holder acks or nacks it, or once the lease runs out`);
     }
-    if (outcome === 2) this.#changed(null);
+    if (outcome === 2) this.#changed(null, heard);
     return outcome > 0;
   }
 
@@ -390,9 +399,10 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     checkSeq(seq);
     this.#ensureOpen();
     const q = await this.#open();
+    const heard = this.#listening;
     const [row] = await this.#db.query<{ seq: string | null }>(`SELECT ${this.#fn('lh_redrive', 4)} AS seq`, [q.id, q.seqs, seq, q.channel]);
     if (row!.seq === null) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
-    this.#changed(null);
+    this.#changed(null, heard);
     return Number(row!.seq);
   }
 
@@ -400,9 +410,10 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     checkSeq(seq);
     this.#ensureOpen();
     const q = await this.#open();
+    const heard = this.#listening;
     const [row] = await this.#db.query<{ found: boolean }>(`SELECT ${this.#fn('lh_discard', 3)} AS found`, [q.id, seq, q.channel]);
     if (!row!.found) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
-    this.#changed(null);
+    this.#changed(null, heard);
   }
 
   async pause(groupId?: string): Promise<void> {
@@ -416,8 +427,9 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const group = checkGroupArgument(groupId);
     this.#ensureOpen();
     const q = await this.#open();
+    const heard = this.#listening;
     const [row] = await this.#db.query<{ resumed: boolean }>(`SELECT ${this.#fn('lh_resume', 3)} AS resumed`, [q.id, group, q.channel]);
-    if (row!.resumed) this.#changed(null);
+    if (row!.resumed) this.#changed(null, heard);
   }
 
   async close(): Promise<void> {
@@ -469,10 +481,14 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   /**
    * After a change this object committed: announce it (`q`: an ack whose notice the driver sends
    * after the commit) and tell listeners now, unless the notice will come through LISTEN.
+   * `heard`: whether LISTEN was established before the change's statement was sent. Only then is
+   * its notice sure to come through LISTEN: one set up while the statement ran may have begun
+   * after the commit, and its notice is lost to it (a listener may then be told twice, which a
+   * hint allows, rather than not at all).
    */
-  #changed(q: QueueRefs | null): void {
+  #changed(q: QueueRefs | null, heard: boolean): void {
     if (q) this.#db.notify?.(q.channel);
-    if (!this.#listening) this.#listeners.notify();
+    if (!heard) this.#listeners.notify();
   }
 
   async #stopListening(): Promise<void> {

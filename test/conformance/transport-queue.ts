@@ -493,10 +493,14 @@ export function describeQueueApi(caps: TransportCaps, c: QueueSuiteContext): voi
       let heardOther = 0;
       const stopA = mine.onChange(() => heard++);
       const stopB = other.onChange(() => heardOther++);
-      await other.publish('g', 1);
+      for (let i = 0; i < 3; i++) await other.publish('g', i);
       await expect.poll(() => heardOther).toBeGreaterThan(0);
       await t().publish('mine', 1); // notices arrive in order: once this one is heard, the other's would have been
-      await expect.poll(() => heard).toBe(1);
+      await expect.poll(() => heard).toBeGreaterThan(0);
+      // A notice is a hint and may come twice (a LISTEN set up while the publish ran: the backend
+      // tells its listeners itself and LISTEN may deliver it too); the other queue's three would
+      // make it four or more.
+      expect(heard).toBeLessThanOrEqual(2);
       stopA();
       stopB();
     });
