@@ -1,6 +1,6 @@
 /**
  * What a larger WAL costs where it is paid at once: `close()`, which checkpoints the whole WAL,
- * and the first read after a crash, which rebuilds the WAL's index from every frame. The
+ * and the open after a crash, which rebuilds the WAL's index from every frame. The
  * database is opened as the browser host opens it (src/browser/opfs.ts: exclusive locking, WAL,
  * synchronous NORMAL, one file call a commit), given a backlog, and then driven by
  * `ackAndClaimMany` of 32 with automatic checkpoints off until its WAL holds about `frames`
@@ -14,6 +14,7 @@
 import { SqliteTransport } from 'leasehold';
 import { fromWasmDatabase, loadSqliteWasm } from 'leasehold/sqlite-wasm';
 import { coalesceWalWrites } from '../../src/browser/coalesce.ts';
+import { installPool } from '../../src/browser/opfs.ts';
 
 export type CheckpointRequest = { fill: { frames: number; backlog: number }; then: 'close' | 'crash' } | { reopen: true };
 
@@ -39,28 +40,14 @@ self.onmessage = async (event: MessageEvent<CheckpointRequest>) => {
   try {
     postMessage({ results: 'reopen' in event.data ? await reopen() : await fillWal(event.data.fill, event.data.then) });
   } catch (error) {
-    postMessage({ error: `${String(error)}\n${(error as Error).stack ?? ""}` });
+    postMessage({ error: `${String(error)}\n${(error as Error).stack ?? ''}` });
   }
 };
-
-type Sqlite3 = Awaited<ReturnType<typeof loadSqliteWasm>>;
-
-/** The pool, retried as the host retries it (src/browser/opfs.ts): a crashed worker's handles take a moment to be let go. */
-async function installPool(sqlite3: Sqlite3) {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await sqlite3.installOpfsSAHPoolVfs({ name: POOL, preserveOnInitFailure: true, forceReinitIfPreviouslyFailed: attempt > 0 } as Parameters<Sqlite3['installOpfsSAHPoolVfs']>[0]);
-    } catch (error) {
-      if ((error as { name?: string }).name !== 'NoModificationAllowedError' || attempt === 10) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
-    }
-  }
-}
 
 async function openAsHost() {
   const sqlite3 = await loadSqliteWasm();
   const poolStart = performance.now();
-  const pool = await installPool(sqlite3);
+  const pool = await installPool(sqlite3, POOL, POOL);
   const poolMs = performance.now() - poolStart;
   const openStart = performance.now();
   const raw = new pool.OpfsSAHPoolDb('/checkpoint.db');
@@ -82,7 +69,7 @@ function checkpoint(db: Awaited<ReturnType<typeof openAsHost>>['db']): { frames:
 }
 
 async function fillWal({ frames, backlog }: { frames: number; backlog: number }, then: 'close' | 'crash'): Promise<CheckpointResult> {
-  await (await installPool(await loadSqliteWasm())).wipeFiles();
+  await (await installPool(await loadSqliteWasm(), POOL, POOL)).wipeFiles();
   const opened = await openAsHost();
   const fresh = opened.db;
   const transport = new SqliteTransport<typeof EVENT>(fresh, { clock: () => 1 });

@@ -18,6 +18,7 @@ import { startPostgres } from '../../scripts/postgres.mjs';
 import { median, spreadOf } from '../lib.js';
 import { floor, leasehold } from './contenders.js';
 import { graphileWorker } from './peers.js';
+import { cpuTicks } from './proc.js';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const N = Number(arg('n') ?? 6000);
@@ -30,23 +31,13 @@ const server = await startPostgres({
   label: 'leasehold-pg-cpu',
   settings: { shared_buffers: '256MB', ...(durable ? {} : { synchronous_commit: 'off' }) },
 });
-/** User and system time of a process and of its waited-for children, in ticks (USER_HZ, 100 a second). */
-const ticks = (pid: number): number => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-  } catch {
-    return 0; // it ended meanwhile: its time is in its parent's child time
-  }
-};
 try {
   const admin = new pg.Pool({ connectionString: server.url, max: 1 });
   const { rows } = await admin.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
   const postmaster = Number(readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
   const serverTicks = (): number => {
     const children = readFileSync(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-    return children.reduce((sum, pid) => sum + ticks(Number(pid)), ticks(postmaster));
+    return children.reduce((sum, pid) => sum + cpuTicks(Number(pid), true), cpuTicks(postmaster, true));
   };
   const contenders = [leasehold('claim-ack'), leasehold('ackAndClaim'), graphileWorker(false), floor()];
   for (const c of contenders) await c.setup(server.url);

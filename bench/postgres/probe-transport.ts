@@ -9,11 +9,11 @@
  * the rounds per claim → ack: wall time, this process's CPU time and the server's (every process
  * of the cluster, from /proc), with spreads. `--defs` prints the functions' current source.
  */
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { startPostgres } from '../../scripts/postgres.mjs';
 import { fromPg, PostgresTransport } from '../../src/postgres/index.js';
 import { median, spreadOf } from '../lib.js';
+import { cpuTicks } from './proc.js';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const N = Number(arg('n') ?? 3000);
@@ -99,18 +99,9 @@ try {
   const times = new Map<string, number[]>(variants.map((v) => [v.name, []]));
   // CPU time, not only wall time: on a shared machine it is what a variant itself costs. The
   // server's is summed over every process of the cluster (backends, WAL writer…), from /proc.
-  const ticks = (pid: number): number => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return Number(f[11]) + Number(f[12]);
-    } catch {
-      return 0; // the process ended meanwhile
-    }
-  };
   const serverCpuMs = async (): Promise<number> => {
     const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity');
-    return rows.reduce((sum, r) => sum + ticks(r.pid), 0) * 10; // USER_HZ 100
+    return rows.reduce((sum, r) => sum + cpuTicks(r.pid), 0) * 10; // USER_HZ 100
   };
   const cpu = new Map<string, { client: number[]; server: number[] }>(variants.map((v) => [v.name, { client: [], server: [] }]));
   for (let round = 0; round <= ROUNDS; round++) {

@@ -96,8 +96,10 @@ function noSyncAccessHandles(name: string, cause?: unknown): StorageError {
 /**
  * Installs the pool, retrying while the previous owner's handles are still being released
  * (a closing tab lets go of them a little after its lock: NoModificationAllowedError).
+ * Exported for the benchmark, which opens its databases as the host does.
+ * @internal
  */
-async function installPool(sqlite3: Sqlite3, name: string, database: string) {
+export async function installPool(sqlite3: Sqlite3, name: string, database: string) {
   let lastError: unknown;
   for (let attempt = 0; attempt < OPEN_ATTEMPTS; attempt++) {
     try {
