@@ -21,7 +21,7 @@ import ts from 'typescript';
  * platforms; an entry that bundles a platform would load that platform's engine for everyone.
  */
 export const LAYERS = [
-  { name: 'foundation', units: ['errors.ts', 'clock.ts', 'validate.ts', 'require.cjs'] },
+  { name: 'foundation', units: ['errors.ts', 'clock.ts', 'validate.ts', 'locks.ts', 'require.cjs'] },
   // The contracts and backends: the queue, the store, the SQL driver seam they run on.
   { name: 'backends', units: ['transport', 'store', 'sqlite'] },
   // What both worker loops share: lease keeping, back-off, idle waits, the host's timers and ids.

@@ -5,7 +5,8 @@
  * enough to poll.
  * @internal
  */
-import { BLOCKED, headState, waitingState } from '../transport/shared.js';
+import { BLOCKED } from '../locks.js';
+import { headState, waitingState } from '../transport/shared.js';
 import type { DeadLetter, GroupSnapshot, TransportSnapshot, TransportStats } from '../transport/contract.js';
 import { decodeId } from './ids.js';
 

@@ -15,7 +15,7 @@
  * nothing to wait for) or waits for this publish to commit (then its trigger sees the wait).
  * @internal
  */
-import { BLOCKED } from '../transport/shared.js';
+import { BLOCKED } from '../locks.js';
 
 export function transportAfterMigration(s: string): string[] {
   return [

@@ -9,7 +9,7 @@
  * leaves a held group as it is. The claim reads the policy only on its dead-letter path.
  * @internal
  */
-import { HELD } from '../transport/shared.js';
+import { HELD } from '../locks.js';
 import { leaseLockedGroup } from './transport-speed-sql.js';
 import { holdsLease } from './transport-sql.js';
 

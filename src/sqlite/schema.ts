@@ -9,7 +9,7 @@
  * @internal
  */
 import { SchemaTooNewError } from '../errors.js';
-import { BLOCKED } from '../transport/shared.js';
+import { BLOCKED } from '../locks.js';
 import { CORE_COMPONENT, type SqlDatabase } from './driver.js';
 
 /**

@@ -6,23 +6,11 @@
  */
 import { checkDuration, checkId, checkInteger, checkObject, checkOptions } from '../validate.js';
 import { LeaseholdError } from '../errors.js';
+import { BLOCKED, HELD } from '../locks.js';
 import { type ClaimManyOptions, type ClaimOptions, DEFAULT_QUEUE, type DeadLetterPolicy, type DuplicatePolicy, type Lease, MAX_BATCH, type MessageSnapshot, type PublishOptions, type TransportOptions } from './contract.js';
 
 export const MIN_PRIORITY = 0;
 
-/**
- * The lock a held group's row carries (`locked_until`, SQL): later than any clock reading, so a
- * claim's walk passes the group over as it passes a parked one, with no new condition on the
- * claim's path. (The in-memory transport keeps a held group out of its heaps instead.)
- */
-export const HELD = Number.MAX_SAFE_INTEGER;
-/**
- * The delay a message waiting on `after` carries (`not_before`, SQL), and so the lock of its
- * group while it is the head: later than any clock reading and below {@link HELD}, so every path
- * that gives a group its new head's delay blocks the group with no new condition. The message's
- * own delay waits in `delay_until` until the last message it names is gone.
- */
-export const BLOCKED = HELD - 1;
 /** At most this many seqs in one publish's `after`. */
 export const MAX_AFTER = 100;
 export const MAX_PRIORITY = 4;

@@ -20,6 +20,7 @@
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
 import type { SqlDatabase, SqlStatement } from '../sqlite/driver.js';
 import { migrate } from '../sqlite/schema.js';
+import { BLOCKED, HELD } from '../locks.js';
 import { checkDuration, checkId, readClock, toJson } from '../validate.js';
 import {
   checkClaim,
@@ -31,8 +32,6 @@ import {
   checkPublishItems,
   checkSeq,
   checkTransportOptions,
-  BLOCKED,
-  HELD,
   mergePatch,
   neverIssued,
   headState,
