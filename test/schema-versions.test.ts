@@ -15,7 +15,9 @@ import type { CallMessage } from '../src/browser/protocol.js';
 import { ClosedError, SchemaTooNewError, StorageError } from '../src/errors.js';
 import { openBetterSqliteDatabase } from '../src/sqlite/better.js';
 import type { SqlDatabase } from '../src/sqlite/driver.js';
-import { migrateComponent, SCHEMA_VERSION } from '../src/sqlite/schema.js';
+import { migrateComponent } from '../src/sqlite/migrate.js';
+import { SCHEMA_VERSION } from '../src/sqlite/schema.js';
+import { CORE_TRIGGERS } from '../src/sqlite/sql/triggers.js';
 import { loadSqliteWasm, openWasmDatabase } from '../src/sqlite/wasm.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import type { Lease, TransportSnapshot } from '../src/transport/contract.js';
@@ -337,17 +339,19 @@ describe.each(drivers)('a database written by leasehold at schema version 5, wit
     const call = (target: CallMessage['target'], method: string, args: unknown[], id: string, now = written.now): CallMessage => ({ kind: 'call', id, target, method, args, now });
 
     const core = new HostCore(db);
-    // The core ran only its steps after 5 (holds, entry 6; pauses, 7; after, 8; last errors, 9;
-    // origin and counters, 10; claim order without the counters row, 11); the host's one step
-    // found its table there already.
-    expect(execs).toHaveLength(7);
-    expect(execs[0]).toMatch(/ALTER TABLE lh_groups ADD COLUMN held_seq/);
-    expect(execs[1]).toMatch(/ALTER TABLE lh_groups ADD COLUMN paused/);
-    expect(execs[2]).toMatch(/ALTER TABLE lh_messages ADD COLUMN waits/);
-    expect(execs[3]).toMatch(/ALTER TABLE lh_messages ADD COLUMN last_error/);
-    expect(execs[4]).toMatch(/CREATE TABLE lh_origin/);
-    expect(execs[5]).toMatch(/DROP TRIGGER lh_claim_counted/);
-    expect(execs[6]).toMatch(/CREATE TABLE IF NOT EXISTS lh_calls/);
+    // The core dropped version 5's triggers, ran only its table steps after 5 (holds, pauses,
+    // after, last errors, origin and counters; the claim-order step changed no table), then
+    // created today's triggers; the host's one step found its table there already.
+    const drops = execs.filter((sql) => sql.startsWith('DROP TRIGGER'));
+    expect(drops.map((sql) => sql.match(/"(\w+)"/)![1]).sort()).toEqual(['lh_claim_counted', 'lh_message_removed', 'lh_seq_taken']);
+    const steps = execs.slice(drops.length, drops.length + 5);
+    expect(steps[0]).toMatch(/ALTER TABLE lh_groups ADD COLUMN held_seq/);
+    expect(steps[1]).toMatch(/ALTER TABLE lh_groups ADD COLUMN paused/);
+    expect(steps[2]).toMatch(/ALTER TABLE lh_messages ADD COLUMN waits/);
+    expect(steps[3]).toMatch(/ALTER TABLE lh_messages ADD COLUMN last_error/);
+    expect(steps[4]).toMatch(/CREATE TABLE lh_origin/);
+    expect(execs.slice(drops.length + 5, -1)).toEqual(CORE_TRIGGERS.map((trigger) => trigger.sql));
+    expect(execs.at(-1)).toMatch(/CREATE TABLE IF NOT EXISTS lh_calls/);
     expect([raw.schemaVersion('core'), raw.schemaVersion('host')]).toEqual([SCHEMA_VERSION, 1]);
     expect(raw.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
 
@@ -360,7 +364,7 @@ describe.each(drivers)('a database written by leasehold at schema version 5, wit
     const publish = call('transport', 'publish', ['g9', 'new', undefined], 'pub-new');
     const seq = await core.serve(publish);
     expect(await core.serve(publish)).toBe(seq);
-    // Migration 10 numbered the queued messages by their seq, and the counter goes on from the last seq.
+    // The origin step numbered the queued messages by their seq, and the counter goes on from the last seq.
     const claimed = (await core.serve(call('transport', 'claimMany', ['w2', 60_000, { max: 100 }], 'claim-all'))) as Lease[];
     expect(claimed.map((l) => l.counter)).toEqual(claimed.map((l) => l.seq));
     expect(claimed.map((l) => l.seq)).toContain(seq);

@@ -4,7 +4,7 @@
  * @internal
  */
 import type { SqlDatabase } from '../sqlite/driver.js';
-import { migrateComponent } from '../sqlite/schema.js';
+import { migrateComponent } from '../sqlite/migrate.js';
 
 /** The component name the host's migrations are numbered under. */
 export const HOST_COMPONENT = 'host';

@@ -20,7 +20,8 @@
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
 import type { SqlDatabase, SqlStatement } from '../sqlite/driver.js';
 import { migrate } from '../sqlite/schema.js';
-import { BLOCKED, HELD } from '../locks.js';
+import { batchAck, batchLease, CREATE_QUEUE, ORIGIN, QUEUE_BY_NAME, SET_QUEUE_POLICY, TRANSPORT_STATEMENTS, type TransportStatement } from '../sqlite/sql/transport.js';
+import { BLOCKED } from '../locks.js';
 import { checkDuration, checkId, readClock, toJson } from '../validate.js';
 import {
   checkClaim,
@@ -116,13 +117,6 @@ interface StatsRow {
   next: number | null;
 }
 
-type StatementName =
-  | 'findKey' | 'findKeyed' | 'setEvent' | 'dropKey' | 'fenceHead' | 'insertMessage' | 'insertGroup' | 'nextGroup' | 'claimGroup' | 'head' | 'buryHead' | 'deleteMessage'
-  | 'ackHead' | 'releaseHead' | 'setLastError' | 'extendHead' | 'groups' | 'messages' | 'deadLetters' | 'deadLetter' | 'deleteDeadLetter'
-  | 'redriveMessage' | 'queueRow' | 'pauseQueue' | 'pauseName' | 'resumeName' | 'pauseGroup' | 'countGroups' | 'countDead' | 'findSeq' | 'renumberUnclaimed'
-  | 'claimable' | 'holds' | 'policy' | 'releaseKeep' | 'holdGroup' | 'heldSeq' | 'unhold' | 'dropEmptyGroup' | 'restoreMessage'
-  | 'lastSeq' | 'isDead' | 'insertWaiting' | 'addWait' | 'watch' | 'moveWaits' | 'lowWater';
-
 /**
  * The SQLite transport. Stores each event as JSON and returns parsed copies; an event JSON
  * cannot carry faithfully (a cycle, a BigInt, a function, `undefined`, NaN, a Map…) is rejected
@@ -142,9 +136,9 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   readonly #queue: number;
   /** The queue's name, which its leases carry. */
   readonly #queueName: string;
-  /** The database's origin (migration 10), which its leases carry. */
+  /** The database's origin, which its leases carry. */
   readonly #origin: string;
-  readonly #sql: Record<StatementName, SqlStatement>;
+  readonly #sql: Record<TransportStatement, SqlStatement>;
   /** claimMany's and ackMany's set-based statements by kind and size (see #batchStatement). */
   readonly #batchStatements = new Map<string, SqlStatement>();
   #closed = false;
@@ -169,159 +163,16 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     // SQLite compares against a bound integer; 'unlimited' becomes the largest safe one.
     this.#maxAttempts = Math.min(maxAttempts, Number.MAX_SAFE_INTEGER);
     migrate(db);
-    const p = (sql: string) => db.prepare(sql);
-    // Plain `?` parameters, with a value repeated where it is used twice: better-sqlite3 binds
-    // numbered ones only by name, from an object that would be built on every call.
-    // Whether the queue is paused: a term of no table, which SQLite evaluates once, before the walk (queue).
-    const queueRuns = '(SELECT paused FROM lh_counters WHERE queue_id = ?) IS NULL';
-    // Free groups and groups whose lease, park or delay ran out, not paused, in round-robin
-    // order (queue, floor, now, queue).
-    const nextGroup =
-      'SELECT group_id, priority FROM lh_groups WHERE queue_id = ? AND priority >= ? AND (locked_until IS NULL OR locked_until < ?) ' +
-      `AND paused IS NULL AND ${queueRuns} ORDER BY claim_order, first_seq LIMIT 1`;
-    // A lease holds while the group's head is still `seq`, still at `attempt`, still held by it
-    // (queue, group, holder, attempt, seq, queue, group).
-    const held = 'queue_id = ? AND group_id = ? AND holder = ? AND head_attempt = ? AND ? = (SELECT seq FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1)';
-    // The next claim order: one past every claim before it, also of groups since deleted
-    // (migration 11) (queue, queue).
-    const nextOrder = 'max((SELECT claims FROM lh_counters WHERE queue_id = ?), (SELECT max(claim_order) FROM lh_groups WHERE queue_id = ?))';
-    // The leased group's head as one JSON array [seq, counter, event] (the event is stored as
-    // JSON): one lookup instead of one per column, and the event is parsed with it (queue).
-    const headOf = "(SELECT '[' || seq || ',' || counter || ',' || event || ']' FROM lh_messages m WHERE m.queue_id = ? AND m.group_id = lh_groups.group_id ORDER BY m.seq LIMIT 1) AS head";
-    // The low-water mark (Lease.lowWater): the lowest counter still queued, through
-    // lh_messages_by_counter (queue). The claim returns it; batches read it once for all their leases.
-    const lowWater = 'SELECT min(counter) FROM lh_messages WHERE queue_id = ?';
-    this.#sql = {
-      findKey: p('SELECT seq FROM lh_messages WHERE queue_id = ? AND group_id = ? AND key = ?'),
-      // A replace or merge needs the keyed message's event and whether it is a leased head (queue, group, key).
-      findKeyed: p(
-        'SELECT m.seq, m.event, g.holder, g.locked_until, m.seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = m.queue_id AND group_id = m.group_id) AS is_head ' +
-          'FROM lh_messages m JOIN lh_groups g ON g.queue_id = m.queue_id AND g.group_id = m.group_id WHERE m.queue_id = ? AND m.group_id = ? AND m.key = ?',
-      ),
-      setEvent: p('UPDATE lh_messages SET event = ? WHERE queue_id = ? AND group_id = ? AND seq = ?'),
-      dropKey: p('UPDATE lh_messages SET key = NULL WHERE queue_id = ? AND group_id = ? AND seq = ?'),
-      // A head whose lease ran out, changed by a replace or merge: its late holder's lease no
-      // longer holds (the claim will count the attempt it had, as after any lapse).
-      fenceHead: p('UPDATE lh_groups SET holder = NULL, locked_until = NULL WHERE queue_id = ? AND group_id = ?'),
-      // The next seq and the next counter (see migration 10), in the publish's own transaction.
-      insertMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event, key, not_before, counter) SELECT ?, ?, last_seq + 1, ?, ?, ?, last_counter + 1 FROM lh_counters WHERE queue_id = ? RETURNING seq'),
-      // A new group's head is its first message: held by that message's delay, if any.
-      // A new group is paused if its name is (queue, group, priority, first seq, lock, queue, group).
-      insertGroup: p(
-        'INSERT OR IGNORE INTO lh_groups (queue_id, group_id, priority, first_seq, locked_until, paused) ' +
-          'VALUES (?, ?, ?, ?, ?, (SELECT 1 FROM lh_paused_groups WHERE queue_id = ? AND group_id = ?))',
-      ),
-      nextGroup: p(nextGroup),
-      // One statement picks the group in round-robin order, leases its head and returns it with
-      // the low-water mark, unless the head already had maxAttempts deliveries (then no row
-      // comes back). Being one statement, it needs no transaction of its own (the claim
-      // operation's `alone`). OR FAIL: nothing here can violate a constraint, and any failure
-      // rolls back the caller's whole transaction or savepoint, so the statement journal that lets
-      // ABORT undo one statement would never be used (holder, expiry, queue, queue, queue, queue,
-      // floor, now, queue, maxAttempts, queue, queue).
-      claimGroup: p(
-        'UPDATE OR FAIL lh_groups SET holder = ?, locked_until = ?, head_attempt = head_attempt + 1, ' +
-          `claim_order = ${nextOrder} + 1 ` +
-          `WHERE queue_id = ? AND group_id = (SELECT group_id FROM (${nextGroup})) AND head_attempt < ? ` +
-          `RETURNING group_id, head_attempt, ${headOf}, (${lowWater}) AS low`,
-      ),
-      head: p('SELECT seq, event, counter FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1'),
-      // claimMany's fast path: the first `max` claimable groups in round-robin order with their
-      // heads and the last claim order, in one statement (queue, queue, queue, floor, now, queue, max, queue, queue).
-      claimable: p(
-        `SELECT g.group_id, g.head_attempt, m.seq, m.event, m.counter, ${nextOrder} AS claims FROM ` +
-          '(SELECT group_id, head_attempt, claim_order, first_seq FROM lh_groups WHERE queue_id = ? AND priority >= ? AND (locked_until IS NULL OR locked_until < ?) ' +
-          `AND paused IS NULL AND ${queueRuns} ORDER BY claim_order, first_seq LIMIT ?) g ` +
-          'JOIN lh_messages m ON m.queue_id = ? AND m.group_id = g.group_id AND m.seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = ? AND group_id = g.group_id) ' +
-          'ORDER BY g.claim_order, g.first_seq',
-      ),
-      // (now, reason, queue, group, seq)
-      buryHead: p(
-        'INSERT INTO lh_dead_letters (queue_id, seq, group_id, priority, event, attempt, dead_at, reason, counter) ' +
-          'SELECT m.queue_id, m.seq, m.group_id, g.priority, m.event, g.head_attempt, ?, coalesce(?, m.last_error), m.counter FROM lh_messages m ' +
-          'JOIN lh_groups g ON g.queue_id = m.queue_id AND g.group_id = m.group_id WHERE m.queue_id = ? AND m.group_id = ? AND m.seq = ?',
-      ),
-      deleteMessage: p('DELETE FROM lh_messages WHERE queue_id = ? AND group_id = ? AND seq = ?'),
-      ackHead: p(
-        'DELETE FROM lh_messages WHERE queue_id = ? AND group_id = ? AND seq = ? ' +
-          'AND EXISTS (SELECT 1 FROM lh_groups WHERE queue_id = ? AND group_id = ? AND holder = ? AND head_attempt = ?) ' +
-          'AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = ? AND group_id = ? AND seq < ?)',
-      ),
-      releaseHead: p(`UPDATE lh_groups SET holder = NULL, locked_until = ? WHERE ${held}`),
-      // After a nack that gives a reason (reason, queue, group, seq).
-      setLastError: p('UPDATE lh_messages SET last_error = ? WHERE queue_id = ? AND group_id = ? AND seq = ?'),
-      // A release hands the attempt back: the next claim's increment gives the same one again.
-      releaseKeep: p(`UPDATE lh_groups SET holder = NULL, locked_until = ?, head_attempt = head_attempt - 1 WHERE ${held}`),
-      holds: p(`SELECT 1 AS ok FROM lh_groups WHERE ${held}`),
-      // Read where a message dies, not kept: another transport may name the policy later.
-      policy: p("SELECT on_dead_letter = 'hold' AS hold FROM lh_counters WHERE queue_id = ?"),
-      // Before its head is deleted, so that the removal trigger leaves the group as it is (seq, queue, group).
-      holdGroup: p(`UPDATE lh_groups SET held_seq = ?, holder = NULL, head_attempt = 0, locked_until = ${HELD} WHERE queue_id = ? AND group_id = ?`),
-      heldSeq: p('SELECT held_seq FROM lh_groups WHERE queue_id = ? AND group_id = ?'),
-      // Lifts a hold: the head (if any) is free, or held by its own delay (queue, group, queue, group).
-      unhold: p(
-        'UPDATE lh_groups SET held_seq = NULL, head_attempt = 0, holder = NULL, ' +
-          'locked_until = (SELECT not_before FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1) WHERE queue_id = ? AND group_id = ?',
-      ),
-      dropEmptyGroup: p('DELETE FROM lh_groups WHERE queue_id = ? AND group_id = ? AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = ? AND group_id = ?)'),
-      // A redrive to the head: the message comes back under its own seq, watched if anything
-      // waits for it, with its own counter (queue, group, seq, event, counter, queue, seq).
-      restoreMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event, counter, watched) VALUES (?, ?, ?, ?, ?, (SELECT 1 FROM lh_waits WHERE queue_id = ? AND on_seq = ? LIMIT 1))'),
-      // `after`: what a publish must know of each seq it names, and the rows that make it wait.
-      lastSeq: p('SELECT last_seq FROM lh_counters WHERE queue_id = ?'),
-      isDead: p('SELECT 1 AS dead FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
-      // (queue, group, event, key, BLOCKED, its own delay, waits, queue)
-      insertWaiting: p(
-        'INSERT INTO lh_messages (queue_id, group_id, seq, event, key, not_before, delay_until, waits, counter) SELECT ?, ?, last_seq + 1, ?, ?, ?, ?, ?, last_counter + 1 FROM lh_counters WHERE queue_id = ? RETURNING seq',
-      ),
-      addWait: p('INSERT INTO lh_waits (queue_id, on_seq, group_id, seq) VALUES (?, ?, ?, ?)'),
-      watch: p('UPDATE lh_messages SET watched = 1 WHERE queue_id = ? AND group_id = ? AND seq = ?'),
-      // A dead letter redriven to the tail: its waiters wait for its new seq (new, queue, old).
-      moveWaits: p('UPDATE lh_waits SET on_seq = ? WHERE queue_id = ? AND on_seq = ?'),
-      extendHead: p(`UPDATE lh_groups SET locked_until = ? WHERE ${held}`),
-      groups: p('SELECT group_id, priority, claim_order, head_attempt, holder, locked_until, held_seq, paused FROM lh_groups WHERE queue_id = ? ORDER BY claim_order, first_seq'),
-      messages: p('SELECT group_id, seq, event, key, not_before, last_error FROM lh_messages WHERE queue_id = ? ORDER BY seq'),
-      deadLetters: p('SELECT seq, group_id, priority, event, attempt, dead_at, reason FROM lh_dead_letters WHERE queue_id = ? ORDER BY id'),
-      deadLetter: p('SELECT seq, group_id, priority, event, attempt, dead_at, reason, counter FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
-      deleteDeadLetter: p('DELETE FROM lh_dead_letters WHERE queue_id = ? AND seq = ?'),
-      // A dead letter redriven to the tail: a new seq, its own counter (queue, group, event, counter, queue).
-      redriveMessage: p('INSERT INTO lh_messages (queue_id, group_id, seq, event, counter) SELECT ?, ?, last_seq + 1, ?, ? FROM lh_counters WHERE queue_id = ? RETURNING seq'),
-      lowWater: p(`SELECT (${lowWater}) AS low`),
-      // (queue, queue)
-      queueRow: p('SELECT queued, paused, (SELECT count(*) FROM lh_paused_groups WHERE queue_id = ?) AS paused_groups FROM lh_counters WHERE queue_id = ?'),
-      countGroups: p(
-        'SELECT count(*) AS groups, sum(paused IS NULL AND (locked_until IS NULL OR locked_until < ?)) AS ready, ' +
-          `sum(holder IS NOT NULL AND locked_until >= ?) AS leased, sum(held_seq IS NOT NULL) AS held, sum(locked_until = ${BLOCKED}) AS blocked, ` +
-          `min(CASE WHEN locked_until >= ? AND locked_until < ${BLOCKED} AND paused IS NULL THEN locked_until END) AS next ` +
-          'FROM lh_groups WHERE queue_id = ?',
-      ),
-      pauseQueue: p('UPDATE lh_counters SET paused = ? WHERE queue_id = ? AND paused IS NOT ?'),
-      // (queue, group) each
-      pauseName: p('INSERT OR IGNORE INTO lh_paused_groups (queue_id, group_id) VALUES (?, ?)'),
-      resumeName: p('DELETE FROM lh_paused_groups WHERE queue_id = ? AND group_id = ?'),
-      // (paused, queue, group)
-      pauseGroup: p('UPDATE lh_groups SET paused = ? WHERE queue_id = ? AND group_id = ?'),
-      countDead: p('SELECT count(*) AS n FROM lh_dead_letters WHERE queue_id = ?'),
-      // No index by seq alone: it would cost a written page on every publish and ack, and
-      // cancelling is rare, so finding a message by seq scans the queue's messages.
-      findSeq: p(
-        'SELECT m.group_id, g.holder, g.locked_until, m.seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = m.queue_id AND group_id = m.group_id) AS is_head ' +
-          'FROM lh_messages m JOIN lh_groups g ON g.queue_id = m.queue_id AND g.group_id = m.group_id WHERE m.queue_id = ? AND m.seq = ?',
-      ),
-      // Never-claimed groups tie on claim order and go by their head's seq: when a cancel removes
-      // such a head, the next message takes its place. (Only a cancel can: an ack follows a claim.)
-      renumberUnclaimed: p('UPDATE lh_groups SET first_seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = ? AND group_id = ?) WHERE queue_id = ? AND group_id = ? AND claim_order = 0'),
-    };
-    // A queue exists once it has its counters row (which gives it its id); creating it is idempotent.
+    this.#sql = Object.fromEntries(Object.entries(TRANSPORT_STATEMENTS).map(([name, sql]) => [name, db.prepare(sql)])) as Record<TransportStatement, SqlStatement>;
     // The policy is the queue's: the first transport that names one sets it, the others must agree.
     this.#queue = db.transaction(() => {
-      db.prepare('INSERT OR IGNORE INTO lh_counters (name, last_seq, claims) VALUES (?, 0, 0)').run(queue);
-      const row = db.prepare('SELECT queue_id, on_dead_letter FROM lh_counters WHERE name = ?').get<{ queue_id: number; on_dead_letter: DeadLetterPolicy | null }>(queue)!;
+      db.prepare(CREATE_QUEUE).run(queue);
+      const row = db.prepare(QUEUE_BY_NAME).get<{ queue_id: number; on_dead_letter: DeadLetterPolicy | null }>(queue)!;
       if (row.on_dead_letter !== null) checkQueuePolicy(queue, row.on_dead_letter, onDeadLetter);
-      else if (onDeadLetter !== null) db.prepare('UPDATE lh_counters SET on_dead_letter = ? WHERE queue_id = ?').run(onDeadLetter, row.queue_id);
+      else if (onDeadLetter !== null) db.prepare(SET_QUEUE_POLICY).run(onDeadLetter, row.queue_id);
       return row.queue_id;
     });
-    this.#origin = db.prepare('SELECT origin FROM lh_origin WHERE id = 1').get<{ origin: string }>()!.origin;
+    this.#origin = db.prepare(ORIGIN).get<{ origin: string }>()!.origin;
   }
 
   // The contract's methods: each checks its arguments, then runs its operation in a transaction
@@ -801,18 +652,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     const key = `${kind}${count}`;
     let statement = this.#batchStatements.get(key);
     if (!statement) {
-      const values = (row: string) => Array.from({ length: count }, () => row).join(', ');
-      statement = this.#db.prepare(
-        kind === 'ack'
-          ? `WITH l (group_id, seq, holder, attempt) AS (VALUES ${values('(?, ?, ?, ?)')}) ` +
-              'DELETE FROM lh_messages WHERE queue_id = ? AND (group_id, seq) IN ' +
-              '(SELECT l.group_id, l.seq FROM l JOIN lh_groups g ON g.queue_id = ? AND g.group_id = l.group_id AND g.holder = l.holder AND g.head_attempt = l.attempt) ' +
-              'AND NOT EXISTS (SELECT 1 FROM lh_messages e WHERE e.queue_id = ? AND e.group_id = lh_messages.group_id AND e.seq < lh_messages.seq) ' +
-              'RETURNING group_id, seq'
-          : `WITH l (group_id, claim_order) AS (VALUES ${values('(?, ?)')}) ` +
-              'UPDATE OR FAIL lh_groups SET claim_order = l.claim_order, holder = ?, locked_until = ?, head_attempt = head_attempt + 1 ' +
-              'FROM l WHERE lh_groups.queue_id = ? AND lh_groups.group_id = l.group_id',
-      );
+      statement = this.#db.prepare(kind === 'ack' ? batchAck(count) : batchLease(count));
       this.#batchStatements.set(key, statement);
     }
     return statement;

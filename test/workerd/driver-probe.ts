@@ -9,7 +9,8 @@ import { migrateHost } from '../../src/remote/journal.js';
 import { errorToWire } from '../../src/remote/wire.js';
 import { fromDurableObjectStorage } from '../../src/durable-object/driver.js';
 import type { SqlDatabase } from '../../src/sqlite/driver.js';
-import { migrateComponent, SCHEMA_VERSION } from '../../src/sqlite/schema.js';
+import { migrateComponent } from '../../src/sqlite/migrate.js';
+import { SCHEMA_VERSION } from '../../src/sqlite/schema.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { SqliteTransport } from '../../src/transport/sqlite.js';
 
