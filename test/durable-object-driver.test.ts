@@ -13,12 +13,15 @@ import { errorFromWire, type WireError } from '../src/remote/wire.js';
 import { SchemaTooNewError } from '../src/errors.js';
 import { openBetterSqliteDatabase } from '../src/sqlite/better.js';
 import { SCHEMA_VERSION } from '../src/sqlite/schema.js';
+import { CORE_TRIGGERS } from '../src/sqlite/sql/triggers.js';
+import { schemaDiff, SQLITE_SCHEMA_FILE } from './support/sqlite-schema.js';
 import type { TransportSnapshot } from '../src/transport/contract.js';
 import { scratchDir } from './support/backends.js';
 import { asReadToday } from './support/snapshots.js';
 import { startWorkerd, type Workerd } from './support/workerd.js';
 import type { Dump } from './workerd/driver-probe.js';
 
+const checkedInSchema = readFileSync(new URL(`../${SQLITE_SCHEMA_FILE}`, import.meta.url), 'utf8');
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
 let workerd: Workerd;
 let objects = 0;
@@ -67,6 +70,7 @@ describe('the Durable Object driver in workerd', () => {
     expect(seen.tables).toContain('lh_messages');
     expect(seen.tables).toContain('lh_executions');
     expect([seen.core, seen.host]).toEqual([SCHEMA_VERSION, 0]);
+    expect(schemaDiff(checkedInSchema, seen.schema as string), `a fresh object differs from ${SQLITE_SCHEMA_FILE}`).toBe('');
   });
 
   it('refuses an object written by a newer leasehold with SCHEMA_TOO_NEW, which crosses the wire as itself', async () => {
@@ -92,18 +96,21 @@ describe('the Durable Object driver in workerd', () => {
     scratch.remove();
 
     const seen = await probe<Record<string, unknown>>('old-v5', { schema, rows, claimId: written.journaled.id, snapshotNow: written.snapshot.now });
-    // The core ran only its steps after 5 (holds 6, pauses 7, after 8, last errors 9, origin and
-    // counters 10, claim order without the counters row 11); the host's one step found its
-    // table there already.
-    expect(seen.execs).toEqual([
+    // The core dropped version 5's triggers, ran only its table steps after 5 (holds, pauses,
+    // after, last errors, origin and counters), created today's triggers; the host's one step
+    // found its table there already. The object then equals a fresh database, object by object.
+    const execs = seen.execs as string[];
+    expect(execs.slice(0, 3).sort()).toEqual(['DROP TRIGGER "lh_claim_counted"', 'DROP TRIGGER "lh_message_removed"', 'DROP TRIGGER "lh_seq_taken"']);
+    expect(execs.slice(3, 8)).toEqual([
       expect.stringMatching(/ALTER TABLE lh_groups ADD COLUMN held_seq/),
       expect.stringMatching(/ALTER TABLE lh_groups ADD COLUMN paused/),
       expect.stringMatching(/ALTER TABLE lh_messages ADD COLUMN waits/),
       expect.stringMatching(/ALTER TABLE lh_messages ADD COLUMN last_error/),
       expect.stringMatching(/CREATE TABLE lh_origin/),
-      expect.stringMatching(/DROP TRIGGER lh_claim_counted/),
-      expect.stringMatching(/CREATE TABLE IF NOT EXISTS lh_calls/),
     ]);
+    expect(execs.slice(8, -1)).toEqual(CORE_TRIGGERS.map((trigger) => trigger.sql));
+    expect(execs.at(-1)).toMatch(/CREATE TABLE IF NOT EXISTS lh_calls/);
+    expect(schemaDiff(checkedInSchema, seen.schema as string)).toBe('');
     expect(seen.versions).toEqual([SCHEMA_VERSION, 1]);
     expect(seen.coreRows).toEqual([{ id: 1, version: SCHEMA_VERSION }]);
     expect(seen.retried).toEqual(written.journaled.answer);

@@ -6,69 +6,27 @@
  * host's journal in it) opening unchanged, not migrated again. The Durable Object driver's side
  * is in durable-object-driver.test.ts, PostgreSQL's in postgres-schema.test.ts.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { HostCore } from '../src/browser/core.js';
 import { HOST_SCHEMA_VERSION } from '../src/remote/journal.js';
 import type { CallMessage } from '../src/browser/protocol.js';
 import { ClosedError, SchemaTooNewError, StorageError } from '../src/errors.js';
-import { openBetterSqliteDatabase } from '../src/sqlite/better.js';
 import type { SqlDatabase } from '../src/sqlite/driver.js';
 import { migrateComponent } from '../src/sqlite/migrate.js';
 import { SCHEMA_VERSION } from '../src/sqlite/schema.js';
 import { CORE_TRIGGERS } from '../src/sqlite/sql/triggers.js';
-import { loadSqliteWasm, openWasmDatabase } from '../src/sqlite/wasm.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import type { Lease, TransportSnapshot } from '../src/transport/contract.js';
 import { SqliteTransport } from '../src/transport/sqlite.js';
 import { scratchDir } from './support/backends.js';
+import { sqliteFileDrivers } from './support/sqlite-drivers.js';
 import { asReadToday } from './support/snapshots.js';
 
 const scratch = scratchDir();
 afterAll(() => scratch.remove());
-let files = 0;
 
-interface Driver {
-  /** A new database file (a MEMFS path for sqlite-wasm, a temp file for better-sqlite3), named. */
-  path(): string;
-  open(path?: string): Promise<SqlDatabase>;
-  /** A database in memory, private to its connection. */
-  memory(): Promise<SqlDatabase>;
-  /** Puts `bytes` at a new path this driver opens. */
-  place(bytes: Uint8Array): Promise<string>;
-}
-
-const drivers: [string, Driver][] = [
-  [
-    'sqlite-wasm',
-    {
-      path: () => `/schema-${++files}.db`,
-      open: (path) => openWasmDatabase(path ? { filename: path } : {}),
-      memory: () => openWasmDatabase(),
-      async place(bytes) {
-        const path = `/placed-${++files}.db`;
-        (await loadSqliteWasm()).capi.sqlite3_js_posix_create_file(path, bytes);
-        return path;
-      },
-    },
-  ],
-  [
-    'better-sqlite3',
-    {
-      path: () => join(scratch.dir, `schema-${++files}.db`),
-      open(path) {
-        return openBetterSqliteDatabase(path ?? join(scratch.dir, `schema-${++files}.db`));
-      },
-      memory: () => openBetterSqliteDatabase(':memory:'),
-      async place(bytes) {
-        const path = join(scratch.dir, `placed-${++files}.db`);
-        writeFileSync(path, bytes);
-        return path;
-      },
-    },
-  ],
-];
+const drivers = sqliteFileDrivers(scratch.dir);
 
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
 

@@ -11,6 +11,7 @@ import { fromDurableObjectStorage } from '../../src/durable-object/driver.js';
 import type { SqlDatabase } from '../../src/sqlite/driver.js';
 import { migrateComponent } from '../../src/sqlite/migrate.js';
 import { SCHEMA_VERSION } from '../../src/sqlite/schema.js';
+import { dumpSqliteSchema } from '../support/sqlite-schema.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { SqliteTransport } from '../../src/transport/sqlite.js';
 
@@ -117,7 +118,11 @@ export class DriverProbe extends DurableObject {
     // ending in a comment, which the object's exec refuses), and no journal is made.
     new SqliteTransport(raw);
     new SqliteStore(raw);
-    return { execs, version, failed, afterFailure: db.schemaVersion('app'), tables: this.#tables(), core: raw.schemaVersion('core'), host: raw.schemaVersion('host') };
+    const [core, host] = [raw.schemaVersion('core'), raw.schemaVersion('host')];
+    const tables = this.#tables();
+    // With the journal a host adds, the whole schema as schema/sqlite.sql describes it.
+    migrateHost(raw);
+    return { execs, version, failed, afterFailure: db.schemaVersion('app'), tables, core, host, schema: dumpSqliteSchema(raw) };
   }
 
   #tooNew(db: SqlDatabase) {
@@ -177,10 +182,11 @@ export class DriverProbe extends DurableObject {
     const publishAgain = await call('transport', 'publish', ['g9', 'new', undefined], 'pub-new', dump.snapshotNow);
     const versions = [raw.schemaVersion('core'), raw.schemaVersion('host')];
     const coreRows = this.#sql.exec('SELECT id, version FROM lh_user_version').toArray();
+    const schema = dumpSqliteSchema(raw);
     await core.close();
     const again = recordingExecs(fromDurableObjectStorage(this.ctx.storage));
     new HostCore(again.db);
-    return { execs, retried, snapshot, loaded, publish, publishAgain, versions, coreRows, execsOnReopen: again.execs };
+    return { execs, retried, snapshot, loaded, publish, publishAgain, versions, coreRows, schema, execsOnReopen: again.execs };
   }
 }
 

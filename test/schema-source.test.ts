@@ -1,0 +1,119 @@
+/**
+ * The SQLite schema is what schema/sqlite.sql says, however a database got there: a fresh one,
+ * and one upgraded from every file an earlier leasehold wrote that we keep (schema versions 3, 4,
+ * 5 and 11), equal it object by object on both Node drivers; a second open of a current
+ * database installs nothing; and a drifted trigger fails the comparison with a diff that names
+ * it. The Durable Object's side is in durable-object-driver.test.ts, PostgreSQL's in
+ * postgres-schema.test.ts.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { migrateHost } from '../src/remote/journal.js';
+import type { SqlDatabase } from '../src/sqlite/driver.js';
+import { installSchema } from '../src/sqlite/migrate.js';
+import { CORE_SCHEMA, migrate, SCHEMA_VERSION } from '../src/sqlite/schema.js';
+import { SqliteStore } from '../src/store/sqlite.js';
+import type { Lease, TransportSnapshot } from '../src/transport/contract.js';
+import { SqliteTransport } from '../src/transport/sqlite.js';
+import { scratchDir } from './support/backends.js';
+import { sqliteFileDrivers } from './support/sqlite-drivers.js';
+import { dumpSqliteSchema, REGENERATE, schemaDiff, SQLITE_SCHEMA_FILE } from './support/sqlite-schema.js';
+
+const scratch = scratchDir();
+afterAll(() => scratch.remove());
+const drivers = sqliteFileDrivers(scratch.dir);
+const checkedIn = readFileSync(new URL(`../${SQLITE_SCHEMA_FILE}`, import.meta.url), 'utf8');
+const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`./fixtures/${name}`, import.meta.url)));
+
+/** Fails with the objects that differ, and what to run when the checked-in file is the stale one. */
+function expectSchema(db: SqlDatabase, hint: string): void {
+  const diff = schemaDiff(checkedIn, dumpSqliteSchema(db));
+  expect(diff, `${hint}\n${diff}`).toBe('');
+}
+
+/** `db` with every exec() and version write it is given recorded: what an install does. */
+function recording(db: SqlDatabase): { db: SqlDatabase; writes: string[] } {
+  const writes: string[] = [];
+  const wrapped = Object.assign(Object.create(db) as SqlDatabase, {
+    exec: (sql: string) => (writes.push(sql), db.exec(sql)),
+    setSchemaVersion: (component: string, version: number) => (writes.push(`version ${component}`), db.setSchemaVersion(component, version)),
+  });
+  return { db: wrapped, writes };
+}
+
+describe.each(drivers)('the SQLite schema as source: %s', (_name, driver) => {
+  it('a fresh database equals schema/sqlite.sql', async () => {
+    const db = await driver.memory();
+    migrate(db);
+    migrateHost(db);
+    expectSchema(db, `${SQLITE_SCHEMA_FILE} is out of date, or the schema changed by accident: if the change is meant, run \`${REGENERATE}\` and commit the file`);
+    db.close();
+  });
+
+  it.each(['schema-v3.db', 'schema-v4.db', 'schema-v5.db', 'schema-v11.db'])('a database written at %s, upgraded, equals it too, and keeps its rows', async (file) => {
+    const db = await driver.open(await driver.place(fixture(file)));
+    const count = () => db.prepare('SELECT (SELECT count(*) FROM lh_messages) + (SELECT count(*) FROM lh_dead_letters) AS n').get<{ n: number }>()!.n;
+    const before = count();
+    new SqliteTransport(db);
+    new SqliteStore(db);
+    migrateHost(db);
+    expect(db.schemaVersion('core')).toBe(SCHEMA_VERSION);
+    expectSchema(db, `${file} upgraded differs from a fresh database: a released table migration was changed, or a step is missing`);
+    expect(count()).toBe(before);
+    db.close();
+  });
+
+  it('a database written at schema version 11 reads as it was written, queue by queue, after its triggers are replaced', async () => {
+    const written = JSON.parse(readFileSync(new URL('./fixtures/schema-v11.json', import.meta.url), 'utf8')) as { now: number; snapshot: TransportSnapshot; other: TransportSnapshot; lease: Lease; waiting: number };
+    const db = await driver.open(await driver.place(fixture('schema-v11.db')));
+    const clock = () => written.now;
+    const transport = new SqliteTransport(db, { clock });
+    expect(await transport.inspect()).toEqual(written.snapshot);
+    expect(await new SqliteTransport(db, { clock, queue: 'other' }).inspect()).toEqual(written.other);
+    // The triggers work on its rows: the acked head frees its group, and the lease still holds.
+    await transport.ack(written.lease);
+    expect((await transport.stats()).queued).toBe(written.snapshot.groups.reduce((n, g) => n + g.messages.length, 0) - 1);
+    db.close();
+  });
+
+  it('installs nothing on a second open of a current database; reinstalls the triggers alone when their source changes', async () => {
+    const path = driver.path();
+    const first = await driver.open(path);
+    migrate(first);
+    first.close();
+
+    const again = recording(await driver.open(path));
+    new SqliteTransport(again.db);
+    new SqliteStore(again.db);
+    expect(again.writes).toEqual([]);
+
+    // Another build's triggers (the same tables): only the triggers are dropped and created.
+    const changed = { ...CORE_SCHEMA, triggers: CORE_SCHEMA.triggers.map((t) => (t.name === 'lh_waiter_gone' ? { ...t, sql: t.sql.replace('BEGIN', 'BEGIN SELECT 1;') } : t)) };
+    const other = recording(await driver.open(path));
+    installSchema(other.db, changed);
+    const triggers = CORE_SCHEMA.triggers.length;
+    expect(other.writes.filter((sql) => sql.startsWith('DROP TRIGGER'))).toHaveLength(triggers);
+    expect(other.writes.filter((sql) => sql.startsWith('CREATE TRIGGER'))).toHaveLength(triggers);
+    expect(other.writes.filter((sql) => !/^(DROP|CREATE) TRIGGER/.test(sql))).toEqual(['version core operations']);
+    // And back: today's source installs today's triggers.
+    migrate(other.db);
+    migrateHost(other.db);
+    expectSchema(other.db, 'reinstalled triggers differ from the source');
+    other.db.close();
+  });
+
+  it('fails the comparison on a drifted trigger, with a diff that names it and shows the changed line', async () => {
+    const db = await driver.memory();
+    migrate(db);
+    migrateHost(db);
+    db.exec('DROP TRIGGER lh_seq_taken');
+    db.exec('CREATE TRIGGER lh_seq_taken AFTER INSERT ON lh_messages BEGIN UPDATE OR FAIL lh_counters SET last_seq = NEW.seq, queued = queued + 1 WHERE queue_id = NEW.queue_id; END');
+    const diff = schemaDiff(checkedIn, dumpSqliteSchema(db));
+    expect(diff).toMatch(/^differs: trigger lh_seq_taken$/m);
+    expect(diff).toMatch(/^ {2}- +UPDATE OR FAIL lh_counters SET last_seq = max\(last_seq, NEW\.seq\)/m);
+    expect(diff).toMatch(/^ {2}\+ +UPDATE OR FAIL lh_counters SET last_seq = NEW\.seq, queued = queued \+ 1/m);
+    db.exec('DROP INDEX lh_messages_by_counter');
+    expect(schemaDiff(checkedIn, dumpSqliteSchema(db))).toMatch(/^missing: index lh_messages_by_counter$/m);
+    db.close();
+  });
+});
