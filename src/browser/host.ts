@@ -155,7 +155,7 @@ export function startHost(scope: Scope): void {
       if (call.target === 'host' && call.method !== 'origin') return { kind: 'answer', id: call.id, ok: true, value: tracer?.entries() ?? [] };
       if (failure) throw failure.error;
       if (!core) throw new StorageError('STORAGE_UNAVAILABLE', 'the database is not open');
-      // The database's origin (schema 10), which the page keeps in its marker to name a loss.
+      // The database's origin, which the page keeps in its marker to name a loss.
       if (call.target === 'host') return { kind: 'answer', id: call.id, ok: true, value: opened!.db.prepare('SELECT origin FROM lh_origin WHERE id = 1').get<{ origin: string }>()!.origin };
       return { kind: 'answer', id: call.id, ok: true, value: await core.serve(call, journaled, caller) };
     } catch (error) {

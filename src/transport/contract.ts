@@ -87,8 +87,9 @@ export interface Lease<E = unknown> {
    * redriven, a handler that acks without sending): use {@link Lease.lowWater} to tell those from
    * numbers still to come.
    *
-   * Databases made before schema 10 number the messages (and dead letters) there at the upgrade
-   * by their seq and go on above them; the numbering is gap-free from the upgrade on.
+   * A database made by a leasehold that had no counters numbers the messages (and dead letters)
+   * there by their seq when it is upgraded, and goes on above them; the numbering is gap-free
+   * from the upgrade on.
    */
   readonly counter?: number;
   /**
