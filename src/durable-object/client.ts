@@ -155,5 +155,4 @@ function randomId(): string {
   return Array.from(globalThis.crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-export { groupHash, spreadTransport } from '../transport/spread.js';
 export type { WebSocketClass } from './socket.js';
