@@ -13,7 +13,7 @@ const expected = {
   './better-sqlite3': ['openBetterSqliteDatabase'],
   './browser': ['openBrowserDatabase', 'ROWS_SHOWN'],
   './vite': ['leasehold'],
-  './durable-object/client': ['connectLeasehold', 'spreadTransport', 'groupHash'],
+  './durable-object/client': ['connectLeasehold'],
   './postgres': ['PostgresTransport', 'PostgresStore', 'fromPg', 'fromPglite'],
   './watch': ['watchQueue'],
   './workflow': ['defineWorkflow', 'Workflows', 'WorkflowNondeterminismError', 'ChildWorkflowError'],

@@ -14,7 +14,8 @@ export type { SqlDatabase, SqlRow, SqlStatement, SqlValue } from './sqlite/drive
 export { InMemoryTransport } from './transport/memory.js';
 export { SqliteTransport } from './transport/sqlite.js';
 export { DEFAULT_QUEUE, isChangeNotifier, MAX_BATCH, MESSAGE_STATES } from './transport/contract.js';
-// One queue over N transports (N Durable Objects, N named queues): a group lives in the part its id hashes to.
+// One queue over N transports (N Durable Objects, N named queues): a group lives in the part its
+// id hashes to. Exported here only: it works over any transports, remote or local.
 export { groupHash, spreadTransport } from './transport/spread.js';
 export type {
   AckAndClaimManyResult,

@@ -1,7 +1,8 @@
 /**
  * The folder-edge check of `npm run typecheck` (scripts/check-imports.mjs): on a fixture tree
- * that breaks each rule once it names exactly those imports, file and specifier; the real src/
- * passes (with only the listed known edges); a listed edge that no import makes fails.
+ * that breaks each rule once it names exactly those imports, file and specifier (an edge up the
+ * layers, sideways between siblings, out of src/, two folders importing each other); the real
+ * src/ passes (with only the listed known edges); a listed edge that no import makes fails.
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +29,11 @@ describe('the folder-edge check', () => {
         ['index.ts', './browser/page.js', 'browser/page.ts'],
         ['vite/plugin.ts', '../../demo/app.js', 'test/fixtures/imports/demo/app.js'],
         ['newthing/thing.ts', '', ''],
+        ['transport/contract.ts', './queue.js', 'transport/queue.ts'],
+        ['postgres/pool.ts', '../remote/host.js', 'remote/host.ts'],
+        ['postgres/pool.ts', '../store/state.js', 'store/state.ts'],
+        ['transport/queue.ts', '../sqlite/driver.js', 'sqlite/driver.ts'],
+        ['sqlite/driver.ts', '../transport/contract.js', 'transport/contract.ts'],
       ].sort(),
     );
     expect(allowed).toBe(0);
@@ -39,7 +45,30 @@ describe('the folder-edge check', () => {
     // The two worker loops share src/worker/, never each other's code.
     expect(rule('consume/drain.ts', '../runtime/loop.js')).toMatch(/loops never import each other \(consume → runtime\)/);
     expect(rule('newthing/thing.ts', '')).toMatch(/newthing is in no layer/);
-    expect(violations.find((v) => v.specifier === '../remote/host.js')!.line).toBe(3);
+    expect(violations.find((v) => v.file === 'transport/queue.ts' && v.specifier === '../remote/host.js')!.line).toBe(3);
+  });
+
+  it('checks the layers as drawn: a contract below the backends of its own folder, src/postgres/ a backend', () => {
+    const { violations } = checkImports(fixture, { known: [] });
+    const rule = (file: string, specifier: string) => violations.find((v) => v.file === file && v.specifier === specifier)!.rule;
+    // The most specific unit wins: transport/contract.ts is a contract, transport/queue.ts a backend.
+    expect(rule('transport/contract.ts', './queue.js')).toMatch(/contracts \(transport\/contract\.ts\) never imports backends \(transport\): arrows run down/);
+    expect(rule('postgres/pool.ts', '../remote/host.js')).toMatch(/backends \(postgres\) never imports hosting \(remote\)/);
+    expect(rule('postgres/pool.ts', '../store/state.js')).toMatch(/backends never import each other \(postgres → store\)/);
+  });
+
+  it('fails on two folders that import each other, though each file edge runs down the layers', () => {
+    const { violations } = checkImports(fixture, { known: [] });
+    // transport/queue.ts (a backend) → sqlite/driver.ts (the seam) runs down; so does
+    // sqlite/driver.ts → transport/contract.ts (a contract). Together, transport/ and sqlite/ are one knot.
+    const twoWay = violations.filter((v) => v.rule.includes('folders import one way only'));
+    expect(twoWay.map((v) => `${v.file}:${v.line} → ${v.target}`).sort()).toEqual(['sqlite/driver.ts:1 → transport/contract.ts', 'transport/queue.ts:4 → sqlite/driver.ts']);
+    expect(twoWay.find((v) => v.file === 'sqlite/driver.ts')!.rule).toBe(
+      'sqlite and transport import each other (transport/queue.ts:4 imports sqlite/driver.ts): folders import one way only, so move what both need into a layer below',
+    );
+    // A known edge allows one direction; the other is still reported.
+    const allowed = checkImports(fixture, { known: [['sqlite/driver.ts', 'transport/contract.ts']] });
+    expect(allowed.violations.filter((v) => v.rule.includes('folders import one way only')).map((v) => v.file)).toEqual(['transport/queue.ts']);
   });
 
   it('reads imports, re-exports, type-only imports, import() in code and in types, and new URL(…, import.meta.url)', () => {
@@ -81,6 +110,6 @@ describe('the folder-edge check', () => {
     })();
     expect(error.status).toBe(1);
     expect(error.stderr).toContain("test/fixtures/imports/src/transport/queue.ts:2: '../browser/page.js' (→ browser/page.ts): backends (transport) never imports platforms (browser): arrows run down the layers");
-    expect(error.stderr.trim().split('\n')).toHaveLength(12);
+    expect(error.stderr.trim().split('\n')).toHaveLength(17);
   });
 });

@@ -5,9 +5,9 @@
  * (`calls: 'websocket'`). Any runtime with `fetch` runs it; change notices and WebSocket calls
  * also need a WebSocket class (global in browsers and Node ≥ 22; pass `ws`'s on Node 20).
  */
-import { LeaseholdError, StorageError } from '../errors.js';
 import { remoteStore, remoteTransport, type Send } from '../remote/client.js';
 import { encodeValue } from '../remote/codec.js';
+import { httpClient } from '../remote/http.js';
 import { errorFromWire, type RemoteCall } from '../remote/wire.js';
 import type { ExecutionStore } from '../store/contract.js';
 import { type ChangeNotifier, DEFAULT_QUEUE, type Transport } from '../transport/contract.js';
@@ -67,10 +67,12 @@ export interface LeaseholdClient {
  * Connects to the leasehold Durable Object at `options.url`. Nothing is sent until the first call.
  *
  * Calls reject with the backend's own errors (TypeError, RangeError, LeaseLostError,
- * StoreConflictError …). A request that fails on the way rejects with a `StorageError`
+ * StoreConflictError …). A call that gets no answer (the request fails on the way, or what comes
+ * back is not a leasehold answer: a proxy's error page, say) rejects with a `StorageError`
  * (`STORAGE_UNAVAILABLE`): the call may or may not have been applied, as with any remote call.
  * A request refused for its credentials (HTTP 401 or 403: a missing or wrong token) rejects with
- * a `LeaseholdError` of code `ACCESS_DENIED`, and nothing was applied.
+ * a `LeaseholdError` of code `ACCESS_DENIED`, and nothing was applied. The inspector's
+ * `httpTransport` maps failures the same way (one HTTP client, in the hosting layer).
  *
  * @throws TypeError / RangeError for bad options.
  */
@@ -84,8 +86,7 @@ export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClie
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new RangeError(`options.url must be http(s), got ${base.protocol}`);
   const root = base.href.replace(/\/+$/, '');
-  const doFetch = options.fetch ?? (globalThis.fetch as unknown as NonNullable<LeaseholdClientOptions['fetch']>);
-  if (typeof doFetch !== 'function') throw new TypeError('options.fetch is required: this runtime has no global fetch');
+  const http = httpClient({ url: `${root}/call`, headers: options.headers, fetch: options.fetch });
   const headers = { 'content-type': 'application/json', ...(options.headers ?? {}) };
   const calls = options.calls ?? 'http';
   if (calls !== 'http' && calls !== 'websocket') throw new RangeError(`options.calls must be 'http' or 'websocket', got ${String(calls)}`);
@@ -125,28 +126,7 @@ export function connectLeasehold(options: LeaseholdClientOptions): LeaseholdClie
     return answer.value;
   };
 
-  const post = async (body: CallBody): Promise<unknown> => {
-    const { target, method } = body;
-    let text: string;
-    let status: number;
-    try {
-      const response = await doFetch(`${root}/call`, { method: 'POST', headers, body: JSON.stringify(body) });
-      status = response.status;
-      text = await response.text();
-    } catch (error) {
-      throw new StorageError('STORAGE_UNAVAILABLE', `${target}.${method}: the request to ${root} failed (${(error as Error).message}); it may or may not have been applied`, { cause: error });
-    }
-    if (status === 401 || status === 403) {
-      throw new LeaseholdError('ACCESS_DENIED', `${target}.${method}: ${root} refused the request (HTTP ${status}): check the token or credentials in options.headers; nothing was applied`);
-    }
-    let answer: CallAnswer;
-    try {
-      answer = JSON.parse(text) as CallAnswer;
-    } catch {
-      throw new StorageError('STORAGE_FAILED', `${target}.${method}: ${root} answered HTTP ${status} with a body that is not a leasehold answer: ${text.slice(0, 200)}`);
-    }
-    return settle(body, answer);
-  };
+  const post = async (body: CallBody): Promise<unknown> => settle(body, (await http(body, `${body.target}.${body.method}`)) as CallAnswer);
 
   const queues = new Map<string, Transport & ChangeNotifier>();
   const queue = (name: string): Transport & ChangeNotifier => {
@@ -175,5 +155,4 @@ function randomId(): string {
   return Array.from(globalThis.crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-export { groupHash, spreadTransport } from '../transport/spread.js';
 export type { WebSocketClass } from './socket.js';

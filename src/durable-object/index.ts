@@ -12,7 +12,6 @@ import type { CallAnswer } from './protocol.js';
 import { checkId } from '../validate.js';
 
 export { fromDurableObjectStorage } from './driver.js';
-export { groupHash, spreadTransport } from '../transport/spread.js';
 export { LeaseholdObject } from './object.js';
 export type { LeaseholdEnv } from './object.js';
 export type { CallAnswer, CallBody, SocketAnswer, SocketCall } from './protocol.js';

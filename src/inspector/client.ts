@@ -3,12 +3,13 @@
  * to an `inspectorHandler`, and whose `onChange` long-polls it, so the inspector (or
  * `watchQueue`, or the React hooks) shows a server process's queue as it shows a local one.
  * The handler serves reads (and redrive/discard when it allows actions); any other method
- * rejects with a `LeaseholdError` of code `ACCESS_DENIED` and changes nothing.
+ * rejects with a `LeaseholdError` of code `ACCESS_DENIED` and changes nothing. Failures on the
+ * way map as for every leasehold HTTP client (src/remote/http.ts): no answer is `StorageError`
+ * `STORAGE_UNAVAILABLE`, HTTP 401/403 is `ACCESS_DENIED`.
  */
-import { LeaseholdError, StorageError } from '../errors.js';
 import { remoteTransport } from '../remote/client.js';
 import { encodeValue } from '../remote/codec.js';
-import { type Answer, errorFromWire } from '../remote/wire.js';
+import { httpClient } from '../remote/http.js';
 import type { ChangeNotifier, Transport } from '../transport/contract.js';
 import { checkObject, checkOptions } from '../validate.js';
 
@@ -24,39 +25,19 @@ export interface HttpTransportOptions {
 const RETRY_MS = 2_000;
 
 /**
- * A transport that reads the queue an `inspectorHandler` serves at `url`.
+ * A transport that reads the queue an `inspectorHandler` serves at `url`. A call that gets no
+ * answer (the request fails, or what comes back is not a leasehold answer: the handler is not
+ * mounted at `url`, say) rejects with a `StorageError` of code `STORAGE_UNAVAILABLE`; one refused
+ * for its credentials (HTTP 401 or 403) with a `LeaseholdError` of code `ACCESS_DENIED`; the
+ * handler's own refusals and the backend's errors arrive as their own classes.
  * @throws TypeError for a `url` that is not a string or URL, or bad options.
  */
 export function httpTransport<E = unknown>(url: string | URL, options: HttpTransportOptions = {}): Transport<E> & ChangeNotifier {
   if (typeof url !== 'string' && !(url instanceof URL)) throw new TypeError('url must be a string or a URL');
   checkOptions('options', options, ['headers', 'fetch']);
   if (options.headers !== undefined) checkObject('options.headers', options.headers as unknown);
-  const doFetch = options.fetch ?? globalThis.fetch;
-  if (typeof doFetch !== 'function') throw new TypeError('options.fetch is required: this runtime has no global fetch');
-  const target = String(url);
-  const headers = { 'content-type': 'application/json', ...options.headers };
-
-  const post = async (method: string, args: unknown[]): Promise<unknown> => {
-    let response: Response;
-    let text: string;
-    try {
-      response = await doFetch(target, { method: 'POST', headers, body: JSON.stringify({ method, args: encodeValue(args) }) });
-      text = await response.text();
-    } catch (error) {
-      throw new StorageError('STORAGE_UNAVAILABLE', `transport.${method}: the request to ${target} failed (${(error as Error).message})`, { cause: error });
-    }
-    if (response.status === 401 || response.status === 403) {
-      throw new LeaseholdError('ACCESS_DENIED', `transport.${method}: ${target} refused the request (HTTP ${response.status}): check the credentials in options.headers or the page's session`);
-    }
-    let answer: Answer;
-    try {
-      answer = JSON.parse(text) as Answer;
-    } catch {
-      throw new StorageError('STORAGE_UNAVAILABLE', `transport.${method}: ${target} answered HTTP ${response.status} with no leasehold answer; is the inspector handler mounted there?`);
-    }
-    if (!answer.ok) throw errorFromWire(answer.error);
-    return answer.value;
-  };
+  const http = httpClient({ url: String(url), headers: options.headers, fetch: options.fetch });
+  const post = async (method: string, args: unknown[]): Promise<unknown> => (await http({ method, args: encodeValue(args) }, `transport.${method}`)).value;
 
   const listeners = new Set<() => void>();
   let polling = false;

@@ -1,7 +1,7 @@
 /**
- * DOM helpers of the inspector's views (and the demo's, which are built on them). Everything the
- * user or the queue supplies (group names, event data) goes in through `textContent` or
- * attributes, never as HTML: no view sets innerHTML with data.
+ * DOM helpers of the inspector's views; of them, leasehold/inspector exports only the state icons.
+ * Everything the user or the queue supplies (group names, event data) goes in through
+ * `textContent` or attributes, never as HTML: no view sets innerHTML with data.
  */
 
 type Child = Node | string | null | undefined | false;

@@ -2,8 +2,9 @@
  * leasehold/inspector: `<leasehold-inspector>`, an operator's view of any queue that an app
  * mounts in its own page (load it when first shown: `await import('leasehold/inspector')`),
  * and `httpTransport`, the client of leasehold/inspector/http for a queue in a server process.
- * The views it is made of (and the DOM helpers they use) are exported too, for pages that lay
- * them out themselves: the demo page is built from them.
+ * For a page that lays the views out itself (the demo is one): the views, their CSS, the state
+ * icons, the labels, and the timeline's model and drawing. Generic DOM helpers are not exported:
+ * a page has its own.
  */
 export { defineInspector } from './element.js';
 export type { LeaseholdInspectorElement } from './element.js';
@@ -19,5 +20,4 @@ export type { LaneMode, Scale } from './timeline/draw.js';
 export type { DeadLettersViewOptions } from './dead.js';
 export { THEME_CSS, VIEW_CSS } from './styles.js';
 export { eventLabel, seconds } from './format.js';
-export { h, icon, setAttr, setIcon, setText, svg } from './dom.js';
-export type { Props } from './dom.js';
+export { icon, setIcon } from './dom.js';

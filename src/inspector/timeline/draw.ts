@@ -9,9 +9,10 @@ import { svg } from '../dom.js';
 import { seconds } from '../format.js';
 import type { Item, LeaseSpan, Mark, TimelineModel, WaitSpan } from './model.js';
 
+/** A lane per group, or a lane per worker (its leases in every group). */
 export type LaneMode = 'group' | 'worker';
 
-/** Maps demo time to x. */
+/** Maps time (`from`..`to`, ms) to x (`x0`..`x1`, px). */
 export interface Scale {
   from: number;
   to: number;
@@ -19,8 +20,11 @@ export interface Scale {
   x1: number;
 }
 
+/** A lane's height (px). */
 export const LANE = 24;
+/** The width of the lane labels left of the plot (px): a scale's `x0` at least. */
 export const LABEL = 112;
+/** The colour of text and lines. */
 export const INK = '#17202c';
 const MUTED = '#5b6676';
 const REFUSED = '#b91c1c';
@@ -28,11 +32,13 @@ const WAIT = { park: '#6d28d9', delay: '#0f766e' } as const;
 /** Holders' colours: distinct in hue and lightness, all dark enough for white text. */
 const PALETTE = ['#1d4ed8', '#047857', '#a16207', '#be185d', '#0e7490', '#334155', '#4d7c0f', '#9a3412'];
 
+/** The x of time `t` on `scale`, clamped to the plot. */
 export function x(scale: Scale, t: number): number {
   const span = Math.max(1, scale.to - scale.from);
   return scale.x0 + ((Math.min(Math.max(t, scale.from), scale.to) - scale.from) / span) * (scale.x1 - scale.x0);
 }
 
+/** The colour of `worker`'s bars: by its place in `model.workers`, from a palette of eight. */
 export function colour(model: TimelineModel, worker: string): string {
   const i = model.workers.indexOf(worker);
   return PALETTE[(i < 0 ? 0 : i) % PALETTE.length]!;
