@@ -14,6 +14,10 @@
  * does not grow with the backlog. The seed's query lives on in the tests as an oracle: both must
  * pick the same message.
  *
+ * The SQL is source of its own: every statement in `sqlite/sql/transport.ts` (the claim first),
+ * the tables in `sqlite/sql/tables.ts`, the triggers in `sqlite/sql/triggers.ts`. The read side
+ * (stats, inspect) is in `sqlite/snapshot.ts` beside this file.
+ *
  * Several named queues share the tables: every key leads with the queue's name, so a call
  * touches only its own queue's index ranges.
  */
@@ -35,12 +39,11 @@ import {
   checkTransportOptions,
   mergePatch,
   neverIssued,
-  headState,
   type PublishArgs,
   checkQueuePolicy,
-  waitingState,
 } from './shared.js';
 import { Listeners } from './notifier.js';
+import { deadLetterOf, type DeadRow, readSnapshot, readStats } from './sqlite/snapshot.js';
 import { changed, inTransaction, type Operation, operation, type OperationsOf, type Outcome, outsideTransaction, unchanged } from '../sqlite/operation.js';
 import type {
   AckAndClaimManyResult,
@@ -50,9 +53,7 @@ import type {
   ClaimOptions,
   DeadLetter,
   DeadLetterPolicy,
-  GroupSnapshot,
   Lease,
-  MessageSnapshot,
   PublishItem,
   PublishOptions,
   Transport,
@@ -61,45 +62,12 @@ import type {
   TransportStats,
 } from './contract.js';
 
-interface GroupRow {
-  group_id: string;
-  priority: number;
-  claim_order: number;
-  head_attempt: number;
-  holder: string | null;
-  locked_until: number | null;
-  held_seq: number | null;
-  paused: number | null;
-}
-interface QueueRow {
-  queued: number;
-  paused: number | null;
-  paused_groups: number;
-}
-interface MessageRow {
-  group_id: string;
-  seq: number;
-  event: string;
-  key: string | null;
-  not_before: number | null;
-  last_error: string | null;
-}
 interface KeyedRow {
   seq: number;
   event: string;
   holder: string | null;
   locked_until: number | null;
   is_head: number;
-}
-interface DeadRow {
-  seq: number;
-  group_id: string;
-  priority: number;
-  event: string;
-  attempt: number;
-  dead_at: number;
-  reason: string | null;
-  counter?: number;
 }
 interface ClaimedRow {
   group_id: string;
@@ -108,15 +76,6 @@ interface ClaimedRow {
   head: string;
   low: number;
 }
-interface StatsRow {
-  groups: number;
-  ready: number | null;
-  leased: number | null;
-  held: number | null;
-  blocked: number | null;
-  next: number | null;
-}
-
 /**
  * The SQLite transport. Stores each event as JSON and returns parsed copies; an event JSON
  * cannot carry faithfully (a cycle, a BigInt, a function, `undefined`, NaN, a Map…) is rejected
@@ -376,33 +335,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
         return unchanged({ ...lease, expiresAt, queue: this.#queueName });
       });
     },
-    stats: () =>
-      inTransaction((clock) => {
-        const sql = this.#sql;
-        const queue = this.#queue;
-        const now = clock();
-        const counts = sql.countGroups.get<StatsRow>(now, now, now, queue)!;
-        const row = sql.queueRow.get<QueueRow>(queue, queue)!;
-        const paused = row.paused !== null;
-        // A paused queue has nothing ready and no deadline that would make anything ready.
-        const ready = paused ? 0 : (counts.ready ?? 0);
-        const leased = counts.leased ?? 0;
-        const held = counts.held ?? 0;
-        const blocked = counts.blocked ?? 0;
-        return unchanged({
-          queued: row.queued,
-          groups: counts.groups,
-          ready,
-          leased,
-          waiting: counts.groups - ready - leased - held - blocked,
-          dead: sql.countDead.get<{ n: number }>(queue)!.n,
-          held,
-          blocked,
-          paused,
-          pausedGroups: row.paused_groups,
-          nextReadyAt: counts.next === null || paused ? null : counts.next + 1,
-        });
-      }),
+    stats: () => inTransaction((clock) => unchanged(readStats(this.#sql, this.#queue, clock()))),
     cancel: (seq) => {
       checkSeq(seq);
       return inTransaction((now) => {
@@ -419,7 +352,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
         return { value: true, changed: found.is_head === 1 };
       });
     },
-    inspect: () => inTransaction((clock) => unchanged(this.#inspect(clock()))),
+    inspect: () => inTransaction((clock) => unchanged(readSnapshot<E>(this.#sql, this.#queue, clock()))),
     deadLetters: () => outsideTransaction(() => unchanged(this.#sql.deadLetters.all<DeadRow>(this.#queue).map(deadLetterOf<E>))),
     redrive: (seq) => {
       checkSeq(seq);
@@ -509,35 +442,6 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     sql.buryHead.run(now, reason, queue, groupId, seq);
     if (sql.policy.get<{ hold: number | null }>(queue)!.hold === 1) sql.holdGroup.run(seq, queue, groupId);
     sql.deleteMessage.run(queue, groupId, seq);
-  }
-
-  /** The body of inspect, inside the caller's transaction. */
-  #inspect(now: number): TransportSnapshot<E> {
-    const sql = this.#sql;
-    const queue = this.#queue;
-    const groups = new Map<string, { snapshot: GroupSnapshot<E>; row: GroupRow }>();
-    for (const row of sql.groups.all<GroupRow>(queue)) {
-      groups.set(row.group_id, {
-        row,
-        snapshot: {
-          groupId: row.group_id,
-          priority: row.priority,
-          claimOrder: row.claim_order,
-          inFlight: row.held_seq === null && row.locked_until !== null && row.locked_until >= now && row.locked_until < BLOCKED,
-          heldBy: row.held_seq,
-          paused: row.paused !== null,
-          messages: [],
-        },
-      });
-    }
-    const queuePaused = sql.queueRow.get<QueueRow>(queue, queue)!.paused !== null;
-    for (const row of sql.messages.all<MessageRow>(queue)) {
-      const { snapshot, row: group } = groups.get(row.group_id)!;
-      // The head carries the group's lease; every later message is untouched.
-      const isHead = snapshot.messages.length === 0;
-      snapshot.messages.push(snapshotOf<E>(row, isHead ? group : undefined, group.held_seq !== null, queuePaused || group.paused !== null, now));
-    }
-    return { now, paused: queuePaused, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: sql.deadLetters.all<DeadRow>(queue).map(deadLetterOf<E>) };
   }
 
   /** The body of one publish, inside the caller's transaction. */
@@ -776,27 +680,3 @@ function lost(lease: Lease<unknown>): LeaseLostError {
   return new LeaseLostError(lease.seq, lease.attempt, lease.groupId);
 }
 
-function snapshotOf<E>(row: MessageRow, lease: GroupRow | undefined, held: boolean, paused: boolean, now: number): MessageSnapshot<E> {
-  if (held) return { seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, state: 'held', attempt: 0, holder: null, expiresAt: null, key: row.key, lastError: row.last_error };
-  if (paused && !(lease && lease.holder !== null && lease.locked_until! >= now)) {
-    return { seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, state: 'paused', attempt: lease?.head_attempt ?? 0, holder: null, expiresAt: null, key: row.key, lastError: row.last_error };
-  }
-  const holder = lease?.holder ?? null;
-  const expiry = lease ? lease.locked_until : row.not_before;
-  const state = lease ? headState(holder, expiry, lease.head_attempt, now) : waitingState(row.not_before, now);
-  return {
-    seq: row.seq,
-    groupId: row.group_id,
-    event: JSON.parse(row.event) as E,
-    state,
-    attempt: lease?.head_attempt ?? 0,
-    holder,
-    expiresAt: state === 'ready' || state === 'blocked' ? null : expiry,
-    key: row.key,
-    lastError: row.last_error,
-  };
-}
-
-function deadLetterOf<E>(row: DeadRow): DeadLetter<E> {
-  return { seq: row.seq, groupId: row.group_id, priority: row.priority, event: JSON.parse(row.event) as E, attempt: row.attempt, deadAt: row.dead_at, reason: row.reason };
-}
