@@ -45,8 +45,10 @@ import { sharedAliases } from '../vite.config.ts';
 // claims the next event and the release of one left over at stop — for 1.0 kB (12.7 kB). The
 // whole `leasehold` entry, where both loops now share that code, grew 0.1 kB. An execution's
 // owner (a Runtime whose handler is not wrapped gives a schedule's timer back instead of eating
-// it) added 0.07 kB (12.77 kB). The budget moved to 12.9 kB.
-const TARGETS = { core: 12_900, browserEntry: 15_000 };
+// it) added 0.07 kB (12.77 kB). The in-memory transport split into files: the queue's state is
+// shared across them through public members, whose names the minifier keeps, 0.34 kB (13.11
+// kB). The budget moved to 13.2 kB.
+const TARGETS = { core: 13_200, browserEntry: 15_000 };
 /**
  * Gzipped bytes each published entry may weigh, whole, a little above its figure when the
  * budget was set (in the comment: min / gzip, 2026-12-02), so growth is a decision, not a drift.
