@@ -48,7 +48,7 @@ interface QueueRefs {
   seqs: number;
   claims: number;
   channel: string;
-  /** The schema's origin (migration 10), which its leases carry. */
+  /** The schema's origin (`lh_origin`, made with its tables), which its leases carry. */
   origin: string;
 }
 
@@ -168,9 +168,9 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
 
   /**
    * A batch claim function's rows (as `c`) with each lease's counter and the queue's low-water
-   * mark ($1 is the queue), read after the claim ran: the functions return what they did before
-   * migration 10, and a row without a group (lh_ack_claim_many's first) gets nulls. (Single
-   * claims call lh_claim_one and lh_ack_claim_one, which return both themselves: migration 11.)
+   * mark ($1 is the queue), read after the claim ran: the batch functions return leases without
+   * them, and a row without a group (lh_ack_claim_many's first) gets nulls. (Single claims call
+   * lh_claim_one and lh_ack_claim_one, which return both themselves, see sql/claim.ts.)
    */
   get #leaseColumns(): string {
     return `c.*, ${this.#s}.lh_counter_of($1, c.o_group, c.o_seq) AS o_counter, CASE WHEN c.o_group IS NULL THEN NULL ELSE ${this.#s}.lh_low_water($1) END AS o_low`;

@@ -1,6 +1,24 @@
 /**
  * Every operation leasehold installs on PostgreSQL, and the hash that versions them as a whole.
  * The live SQL of a call is in the file named for it (`claim.ts`, `ack.ts`, `publish.ts`, …).
+ *
+ * Every transport call is one statement calling one of these functions: one round trip, run by
+ * PostgreSQL as its own transaction (in READ COMMITTED each statement inside a function sees
+ * what committed before it started). Only a group's head is ever leased or parked, so the lease
+ * (holder, attempt, expiry) lives on the group row and a message row never changes after its
+ * publish.
+ *
+ * Concurrency. Every call that changes a group locks its group row first and keeps the lock to
+ * its commit, so per group everything is serialized: publishes take seqs in commit order, and an
+ * ack, a nack, a claim of an expired lease and a publish never interleave. Every path that
+ * inserts a message locks its queue row before any group row (one lock order; claims, acks,
+ * nacks and cancels never lock the queue row). A claim walks groups in claim order with
+ * `FOR UPDATE SKIP LOCKED`: a group another transaction holds is passed over, never waited for.
+ * The claim order comes from a sequence per queue; sequences never go back, so a rolled-back
+ * claim or publish leaves a gap; only the order matters.
+ *
+ * Times are milliseconds (double precision, as JavaScript numbers are). A call passes the
+ * injected clock's reading as `p_now`, or NULL to use the server's clock.
  * @internal
  */
 import { ack } from './ack.js';

@@ -1,5 +1,10 @@
 /**
  * Publishing one message: `lh_publish` locks the queue row (before any group row, the one lock order of every path that inserts a message) and `lh_append` appends and numbers it.
+ *
+ * Numbering. The queue row's lock is held to the commit, so numbers (`counter`) are given in
+ * commit order and without gaps: a publish that rolls back rolls its number back with it, a
+ * `'skip'` duplicate takes none, and a redrive gives its message its dead letter's number. Seqs
+ * come from a sequence, which is not transactional, hence the two.
  * @internal
  */
 import type { SqlOperation } from './operation.js';
