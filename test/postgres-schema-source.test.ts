@@ -2,7 +2,7 @@
  * The PostgreSQL schema against its checked-in description (schema/postgres.sql), on a server
  * (pg) and on PGlite: a fresh schema equals it object by object; a function that drifted from
  * the source fails the comparison naming it; and a second open of an unchanged schema installs
- * nothing, at the cost of one query.
+ * nothing, at the cost of one query. Fixtures replay released schemas (test/fixtures/make-postgres-v*.mts).
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -43,7 +43,7 @@ describe.each(databases)('the PostgreSQL schema source on %s', (_name, database)
     expect(await describeSchema(db, schema), regenerate).toBe(checkedIn);
   });
 
-  it.each(['postgres-v11.sql'])('makes a schema upgraded from fixture %s equal to schema/postgres.sql, its rows kept', async (fixture) => {
+  it.each(['postgres-v3.sql', 'postgres-v11.sql'])('makes a schema upgraded from fixture %s equal to schema/postgres.sql, its rows kept', async (fixture) => {
     const db = await database();
     const schema = `lh_source_${process.pid}_${schemas.length}`;
     schemas.push([db, schema]);
