@@ -1,5 +1,12 @@
 /**
  * An ack followed by a claim in one statement (`ackAndClaim`, `ackAndClaimMany`).
+ *
+ * They call the ack and claim functions rather than repeating them, so they keep their rules: acks
+ * lock their groups in one order (by id), a lease that no longer holds is reported and the rest
+ * go ahead. A group this call just acked is locked by this same transaction, which `SKIP
+ * LOCKED` does not skip: its next message can be claimed here at once. `lh_ack_claim_many` reads
+ * the server's clock after the acks, which may have waited for row locks: read before them it
+ * could be older than a lease another worker took and gave back meanwhile.
  * @internal
  */
 import type { SqlOperation } from './operation.js';

@@ -1,5 +1,9 @@
 /**
  * The ack of one lease and of a batch.
+ *
+ * The ack deletes its message by primary key instead of first checking it is the head: a leased
+ * message still queued is its group's head (seqs only grow, and only a head is leased), so the
+ * delete removes the head or nothing; it then moves the group on itself.
  * @internal
  */
 import type { SqlOperation } from './operation.js';

@@ -1,5 +1,17 @@
 /**
  * The claim: `lh_claim_one` (claim), `lh_claim` and `lh_claim_many` (the batches).
+ *
+ * The walk takes the first group in claim order whose head is free or whose lock ran out, with
+ * `FOR UPDATE SKIP LOCKED`, then leases that row by its tuple id while reading the head in the
+ * same statement; the server clock is read inline rather than through `lh_now()` (a query of its
+ * own). Held and blocked groups carry a lock later than any clock, so the walk passes them as
+ * parked ones; a paused group by a flag on its row, a paused queue by one test before the walk.
+ * A head out of
+ * attempts goes to `lh_bury` and the walk goes on. `lh_claim_one` also returns the lease's
+ * counter and the low-water mark, read by a statement of its own after the lease is written:
+ * PL/pgSQL keeps its plans for the session, where SQL functions in a select list were planned
+ * on every call. The batches keep `lh_claim` and read both through `lh_counter_of` and
+ * `lh_low_water`. Measured with `npm run bench:postgres` (docs/BENCHMARKS.md).
  * @internal
  */
 import type { SqlOperation } from './operation.js';
