@@ -48,7 +48,7 @@ interface QueueRefs {
   seqs: number;
   claims: number;
   channel: string;
-  /** The schema's origin (migration 10), which its leases carry. */
+  /** The schema's origin (`lh_origin`, made with its tables), which its leases carry. */
   origin: string;
 }
 
@@ -168,9 +168,9 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
 
   /**
    * A batch claim function's rows (as `c`) with each lease's counter and the queue's low-water
-   * mark ($1 is the queue), read after the claim ran: the functions return what they did before
-   * migration 10, and a row without a group (lh_ack_claim_many's first) gets nulls. (Single
-   * claims call lh_claim_one and lh_ack_claim_one, which return both themselves: migration 11.)
+   * mark ($1 is the queue), read after the claim ran: the batch functions return leases without
+   * them, and a row without a group (lh_ack_claim_many's first) gets nulls. (Single claims call
+   * lh_claim_one and lh_ack_claim_one, which return both themselves, see sql/claim.ts.)
    */
   get #leaseColumns(): string {
     return `c.*, ${this.#s}.lh_counter_of($1, c.o_group, c.o_seq) AS o_counter, CASE WHEN c.o_group IS NULL THEN NULL ELSE ${this.#s}.lh_low_water($1) END AS o_low`;
@@ -191,10 +191,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     checkIndexedId('groupId', groupId);
     if (key !== null) checkIndexedId('options.key', key);
     const json = toJson('event', event);
-    this.#ensureOpen();
-    const now = this.#now();
-    const q = await this.#open();
-    const heard = this.#listening;
+    const { now, q, heard } = await this.#begin(true);
     const args = [q.id, q.seqs, encodeId(groupId), json, priority, key === null ? null : encodeId(key), delayMs, now, q.channel];
     const [row] = await (after.length > 0
       ? this.#db.query<{ seq: string }>(`SELECT ${this.#s}.lh_publish_after(${params(10)}, ARRAY(SELECT e::bigint FROM json_array_elements_text($11::json) e)) AS seq`, [
@@ -219,9 +216,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     });
     this.#ensureOpen();
     if (checked.length === 0) return [];
-    const now = this.#now();
-    const q = await this.#open();
-    const heard = this.#listening;
+    const { now, q, heard } = await this.#begin(true);
     const named = checked.flatMap((item) => item[6] as number[]);
     if (named.length > 0) {
       // Seqs only grow: one issued before this call stays issued (the batch checks again).
@@ -236,9 +231,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
 
   async claim(workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
     const minPriority = checkClaim(workerId, visibilityMs, options);
-    this.#ensureOpen();
-    const now = this.#now();
-    const q = await this.#open();
+    const { now, q } = await this.#begin(true);
     const rows = await this.#db.query<LeaseRow>(`SELECT * FROM ${this.#fn('lh_claim_one', 7)}`, [
       q.id, q.claims, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts,
     ]);
@@ -247,9 +240,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
 
   async claimMany(workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<Lease<E>[]> {
     const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
-    this.#ensureOpen();
-    const now = this.#now();
-    const q = await this.#open();
+    const { now, q } = await this.#begin(true);
     const rows = await this.#db.query<LeaseRow>(`SELECT ${this.#leaseColumns} FROM ${this.#fn('lh_claim_many', 8)} c`, [
       q.id, q.claims, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, max,
     ]);
@@ -258,9 +249,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
 
   async ack(lease: Lease<E>): Promise<void> {
     checkLease(lease, this.#queueName);
-    this.#ensureOpen();
-    const q = await this.#open();
-    const heard = this.#listening;
+    const { q, heard } = await this.#begin(false);
     const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_ack', 6)} AS ok`, [q.id, ...heldBy(lease), this.#inline(q)]);
     if (!row!.ok) throw lost(lease);
     this.#changed(q, heard);
@@ -270,8 +259,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     checkLeases<E>(leases, this.#queueName);
     this.#ensureOpen();
     if (leases.length === 0) return { acked: [], lost: [] };
-    const q = await this.#open();
-    const heard = this.#listening;
+    const { q, heard } = await this.#begin(false);
     const [row] = await this.#db.query<{ done: string }>(`SELECT ${this.#fn('lh_ack_many', 3)} AS done`, [q.id, JSON.stringify(leases.map(heldBy)), this.#inline(q)]);
     const result = sortAcks(leases, row!.done);
     if (result.acked.length > 0) this.#changed(q, heard);
@@ -281,10 +269,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   async ackAndClaimMany(leases: readonly Lease<E>[], workerId: string, visibilityMs: number, options: ClaimManyOptions): Promise<AckAndClaimManyResult<E>> {
     checkLeases<E>(leases, this.#queueName);
     const { minPriority, max } = checkClaimMany(workerId, visibilityMs, options);
-    this.#ensureOpen();
-    const now = this.#now();
-    const q = await this.#open();
-    const heard = this.#listening;
+    const { now, q, heard } = await this.#begin(true);
     // The first row carries the acks' outcome; the claimed leases follow (lh_ack_claim_many).
     const [acks, ...claimed] = await this.#db.query<LeaseRow & { o_done: string }>(`SELECT ${this.#leaseColumns} FROM ${this.#fn('lh_ack_claim_many', 10)} c`, [
       q.id, q.claims, JSON.stringify(leases.map(heldBy)), encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, max, this.#inline(q),
@@ -297,10 +282,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   async ackAndClaim(lease: Lease<E>, workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {
     checkLease(lease, this.#queueName);
     const minPriority = checkClaim(workerId, visibilityMs, options);
-    this.#ensureOpen();
-    const now = this.#now();
-    const q = await this.#open();
-    const heard = this.#listening;
+    const { now, q, heard } = await this.#begin(true);
     const [group, seq, attempt, holder] = heldBy(lease);
     const rows = await this.#db.query<LeaseRow & { o_lost: boolean }>(`SELECT * FROM ${this.#fn('lh_ack_claim_one', 12)}`, [
       q.id, q.claims, group, seq, attempt, holder, encodeId(workerId), visibilityMs, minPriority, now, this.#maxAttempts, this.#inline(q),
@@ -322,10 +304,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     checkLease(lease, this.#queueName);
     checkDuration('delayMs', delayMs, false);
     const why = checkReason(reason);
-    this.#ensureOpen();
-    const now = this.#now();
-    const q = await this.#open();
-    const heard = this.#listening;
+    const { now, q, heard } = await this.#begin(true);
     const [row] =
       why === null
         ? await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn(fn, 8)} AS ok`, [q.id, ...heldBy(lease), delayMs, now, q.channel])
@@ -337,10 +316,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   async reject(lease: Lease<E>, reason?: string): Promise<void> {
     checkLease(lease, this.#queueName);
     const why = checkReason(reason);
-    this.#ensureOpen();
-    const now = this.#now();
-    const q = await this.#open();
-    const heard = this.#listening;
+    const { now, q, heard } = await this.#begin(true);
     const [row] = await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_reject', 8)} AS ok`, [q.id, ...heldBy(lease), why === null ? null : encodeId(why), now, q.channel]);
     if (!row!.ok) throw lost(lease);
     this.#changed(null, heard);
@@ -349,28 +325,21 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   async extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>> {
     checkLease(lease, this.#queueName);
     checkDuration('visibilityMs', visibilityMs, true);
-    this.#ensureOpen();
-    const now = this.#now();
-    const q = await this.#open();
+    const { now, q } = await this.#begin(true);
     const [row] = await this.#db.query<{ until: number | null }>(`SELECT ${this.#fn('lh_extend', 7)} AS until`, [q.id, ...heldBy(lease), visibilityMs, now]);
     if (row!.until === null) throw lost(lease);
     return { ...lease, expiresAt: row!.until, queue: this.#queueName };
   }
 
   async stats(): Promise<TransportStats> {
-    this.#ensureOpen();
-    const now = this.#now();
-    const q = await this.#open();
+    const { now, q } = await this.#begin(true);
     const [row] = await this.#db.query<StatsRow>(statsQuery(this.#s), [q.id, now]);
     return statsFrom(row!);
   }
 
   async cancel(seq: number): Promise<boolean> {
     checkSeq(seq);
-    this.#ensureOpen();
-    const now = this.#now();
-    const q = await this.#open();
-    const heard = this.#listening;
+    const { now, q, heard } = await this.#begin(true);
     const [row] = await this.#db.query<{ outcome: number }>(`SELECT ${this.#fn('lh_cancel', 4)} AS outcome`, [q.id, seq, now, q.channel]);
     const outcome = row!.outcome;
     if (outcome === -1) {
@@ -381,25 +350,20 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   async inspect(): Promise<TransportSnapshot<E>> {
-    this.#ensureOpen();
-    const now = this.#now();
-    const q = await this.#open();
+    const { now, q } = await this.#begin(true);
     const [row] = await this.#db.query<InspectRow>(inspectQuery(this.#s), [q.id, now]);
     return snapshotFrom<E>(row!);
   }
 
   async deadLetters(): Promise<DeadLetter<E>[]> {
-    this.#ensureOpen();
-    const q = await this.#open();
+    const { q } = await this.#begin(false);
     const [row] = await this.#db.query<{ dead: DeadJson[] }>(`SELECT ${deadLettersSelect(this.#s)} AS dead`, [q.id]);
     return deadLettersFrom<E>(row!.dead);
   }
 
   async redrive(seq: number): Promise<number> {
     checkSeq(seq);
-    this.#ensureOpen();
-    const q = await this.#open();
-    const heard = this.#listening;
+    const { q, heard } = await this.#begin(false);
     const [row] = await this.#db.query<{ seq: string | null }>(`SELECT ${this.#fn('lh_redrive', 4)} AS seq`, [q.id, q.seqs, seq, q.channel]);
     if (row!.seq === null) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
     this.#changed(null, heard);
@@ -408,9 +372,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
 
   async discard(seq: number): Promise<void> {
     checkSeq(seq);
-    this.#ensureOpen();
-    const q = await this.#open();
-    const heard = this.#listening;
+    const { q, heard } = await this.#begin(false);
     const [row] = await this.#db.query<{ found: boolean }>(`SELECT ${this.#fn('lh_discard', 3)} AS found`, [q.id, seq, q.channel]);
     if (!row!.found) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
     this.#changed(null, heard);
@@ -418,16 +380,13 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
 
   async pause(groupId?: string): Promise<void> {
     const group = checkGroupArgument(groupId);
-    this.#ensureOpen();
-    const q = await this.#open();
+    const { q } = await this.#begin(false);
     await this.#db.query(`SELECT ${this.#fn('lh_pause', 2)}`, [q.id, group]);
   }
 
   async resume(groupId?: string): Promise<void> {
     const group = checkGroupArgument(groupId);
-    this.#ensureOpen();
-    const q = await this.#open();
-    const heard = this.#listening;
+    const { q, heard } = await this.#begin(false);
     const [row] = await this.#db.query<{ resumed: boolean }>(`SELECT ${this.#fn('lh_resume', 3)} AS resumed`, [q.id, group, q.channel]);
     if (row!.resumed) this.#changed(null, heard);
   }
@@ -498,6 +457,19 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#listenEpoch++;
     const stop = await pending;
     await stop?.();
+  }
+
+  /**
+   * What every call does before its statement, written once: refuses a closed transport, reads
+   * the clock (when `withClock`) before its first await, so a call means "at this instant", opens
+   * the queue, and notes whether a listener was live then, for the notice after a change.
+   * @throws ClosedError when the transport was closed; whatever the clock or the open throws.
+   */
+  async #begin(withClock: boolean): Promise<{ q: QueueRefs; now: number | null; heard: boolean }> {
+    this.#ensureOpen();
+    const now = withClock ? this.#now() : null;
+    const q = await this.#open();
+    return { q, now, heard: this.#listening };
   }
 
   #ensureOpen(): void {

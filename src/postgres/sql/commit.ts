@@ -1,56 +1,12 @@
 /**
- * Migration 2: the execution store's tables on PostgreSQL, and `lh_commit`, which applies a
- * whole commit (CAS on the execution, outbox, dedupe mark, timers, spawns, trace step) as one
- * statement: one round trip, one transaction, all or nothing.
- *
- * Ids are compared with `COLLATE "C"` where they order results, so the order is the same on
- * every server whatever its default collation (and the same as SQLite's binary order).
+ * The execution store's commit as one statement, and its trace ring.
  * @internal
  */
-export function storeMigration(s: string): string[] {
-  return [
-    `CREATE TABLE ${s}.lh_executions (
-      id      text    PRIMARY KEY,
-      version bigint  NOT NULL,
-      body    text    NOT NULL  -- the execution as JSON, version excluded
-    )`,
-    `CREATE TABLE ${s}.lh_outbox (
-      seq       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-      target_id text,
-      event     text NOT NULL
-    )`,
-    `CREATE TABLE ${s}.lh_processed (
-      execution_id text NOT NULL,
-      event_id     text NOT NULL,
-      PRIMARY KEY (execution_id, event_id)
-    )`,
-    `CREATE TABLE ${s}.lh_timers (
-      execution_id text NOT NULL,
-      path         text NOT NULL,
-      fire_at      double precision NOT NULL,
-      PRIMARY KEY (execution_id, path)
-    )`,
-    `CREATE INDEX lh_timers_by_fire_at ON ${s}.lh_timers (fire_at)`,
-    `CREATE TABLE ${s}.lh_spawns (
-      seq       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-      parent_id text NOT NULL,
-      child_id  text NOT NULL,
-      root_path text NOT NULL,
-      context   text NOT NULL
-    )`,
-    `CREATE TABLE ${s}.lh_trace (
-      execution_id text   NOT NULL,
-      position     bigint NOT NULL,  -- the store's own monotonic counter; trimming deletes the lowest
-      step         text   NOT NULL,  -- JSON, with its index
-      PRIMARY KEY (execution_id, position)
-    )`,
-    `CREATE TABLE ${s}.lh_trace_cursors (
-      execution_id text   PRIMARY KEY,
-      next_index   bigint NOT NULL
-    )`,
+import type { SqlOperation } from './operation.js';
 
-    // Appends one step (adding its index unless it carries its own) and trims the ring.
-    `CREATE FUNCTION ${s}.lh_record(p_id text, p_step text, p_explicit boolean, p_trace_max bigint) RETURNS void LANGUAGE plpgsql AS $$
+export const commit: SqlOperation = {
+  functions: (s) => [
+    `CREATE OR REPLACE FUNCTION ${s}.lh_record(p_id text, p_step text, p_explicit boolean, p_trace_max bigint) RETURNS void LANGUAGE plpgsql AS $$
     DECLARE v_position bigint;
     BEGIN
       INSERT INTO ${s}.lh_trace_cursors AS c (execution_id, next_index) VALUES (p_id, 1)
@@ -65,10 +21,7 @@ export function storeMigration(s: string): string[] {
       END IF;
     END $$`,
 
-    // The commit: returns NULL when written, or the stored version when the CAS failed (then
-    // nothing was written). p_emits: [[targetId|null, eventJson], …]; p_timers: [[path,
-    // fireAt|null (cancel)], …]; p_spawns: [[childId, rootPath, contextJson], …].
-    `CREATE FUNCTION ${s}.lh_commit(p_id text, p_expected bigint, p_body text, p_emits json, p_processed text, p_timers json,
+    `CREATE OR REPLACE FUNCTION ${s}.lh_commit(p_id text, p_expected bigint, p_body text, p_emits json, p_processed text, p_timers json,
         p_spawns json, p_step text, p_explicit boolean, p_trace_max bigint) RETURNS bigint LANGUAGE plpgsql AS $$
     DECLARE v_found bigint;
     BEGIN
@@ -99,5 +52,5 @@ export function storeMigration(s: string): string[] {
       IF p_step IS NOT NULL THEN PERFORM ${s}.lh_record(p_id, p_step, p_explicit, p_trace_max); END IF;
       RETURN NULL;
     END $$`,
-  ];
-}
+  ],
+};
