@@ -114,4 +114,4 @@ export class DemoClock {
 }
 
 /** "12.3 s": how every time on the page is written. */
-export { seconds } from 'leasehold/inspector';
+export { seconds } from '../src/inspector/format.js';

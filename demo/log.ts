@@ -64,5 +64,5 @@ export function claimReason(groupId: string, attempt: number, ending: LeaseEndin
   return `delivery ${attempt}: an earlier lease ended`;
 }
 
-/** Events as words: the inspector's own labels (the demo's views are built on leasehold/inspector). */
-export { eventLabel } from 'leasehold/inspector';
+/** Events as words: the inspector's own labels, from the source tree. */
+export { eventLabel } from '../src/inspector/format.js';

@@ -1,3 +1,6 @@
-/** The timeline's drawing is leasehold/inspector's, which the inspector's own timeline uses too. */
-export { byLane, colour, drawAxis, drawLane, INK, LABEL, LANE, patterns, x } from 'leasehold/inspector';
-export type { LaneMode, Scale } from 'leasehold/inspector';
+/**
+ * The timeline's drawing is the inspector's own (src/inspector/timeline/), taken from the source
+ * tree: drawing helpers are not part of leasehold/inspector's public API.
+ */
+export { byLane, colour, drawAxis, drawLane, INK, LABEL, LANE, patterns, x } from '../../src/inspector/timeline/draw.js';
+export type { LaneMode, Scale } from '../../src/inspector/timeline/draw.js';

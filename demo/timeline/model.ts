@@ -1,3 +1,3 @@
-/** The timeline's model is leasehold/inspector's, which the inspector's own timeline draws too. */
-export { TimelineModel } from 'leasehold/inspector';
-export type { Item, LeaseEnd, LeaseSpan, Mark, WaitSpan } from 'leasehold/inspector';
+/** The timeline's model is the inspector's own (src/inspector/timeline/), taken from the source tree. */
+export { TimelineModel } from '../../src/inspector/timeline/model.js';
+export type { Item, LeaseEnd, LeaseSpan, Mark, WaitSpan } from '../../src/inspector/timeline/model.js';

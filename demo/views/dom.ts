@@ -1,9 +1,9 @@
 /**
  * The demo's DOM helpers: a page's own small hyperscript, as any app would write it (leasehold
- * exports queue views, not DOM utilities). The state icons are leasehold/inspector's, so the
- * demo's legend and worker cards draw each state as the inspector's views do.
+ * exports queue views, not DOM utilities). The state icons are the inspector's (from the source
+ * tree), so the demo's legend and worker cards draw each state as the inspector's views do.
  */
-export { icon, setIcon } from 'leasehold/inspector';
+export { icon, setIcon } from '../../src/inspector/dom.js';
 
 type Child = Node | string | null | undefined | false;
 

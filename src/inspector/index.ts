@@ -2,9 +2,8 @@
  * leasehold/inspector: `<leasehold-inspector>`, an operator's view of any queue that an app
  * mounts in its own page (load it when first shown: `await import('leasehold/inspector')`),
  * and `httpTransport`, the client of leasehold/inspector/http for a queue in a server process.
- * For a page that lays the views out itself (the demo is one): the views, their CSS, the state
- * icons, the labels, and the timeline's model and drawing. Generic DOM helpers are not exported:
- * a page has its own.
+ * For a page that lays the views out itself: the views (queue, dead letters, timeline) and their
+ * CSS. Drawing and DOM helpers are not exported: a page has its own.
  */
 export { defineInspector } from './element.js';
 export type { LeaseholdInspectorElement } from './element.js';
@@ -13,11 +12,5 @@ export type { HttpTransportOptions } from './client.js';
 export { QueueView } from './queue.js';
 export { DeadLettersView } from './dead.js';
 export { TimelinePanel } from './timeline/panel.js';
-export { TimelineModel } from './timeline/model.js';
-export type { Item, LeaseEnd, LeaseSpan, Mark, WaitSpan } from './timeline/model.js';
-export { byLane, colour, drawAxis, drawLane, INK, LABEL, LANE, patterns, x } from './timeline/draw.js';
-export type { LaneMode, Scale } from './timeline/draw.js';
 export type { DeadLettersViewOptions } from './dead.js';
 export { THEME_CSS, VIEW_CSS } from './styles.js';
-export { eventLabel, seconds } from './format.js';
-export { icon, setIcon } from './dom.js';
