@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../src/errors.js';
 import type { Lease } from '../src/transport/contract.js';
 import { transportBackends } from './support/backends.js';
-import { type ModelLease, TransportModel } from './support/model.js';
+import { canonical, type ModelLease, TransportModel } from './support/model.js';
 
 interface PublishSpec {
   group: number;
@@ -79,8 +79,9 @@ const command: fc.Arbitrary<Command> = fc.oneof(
 function publishArgs(spec: PublishSpec, n: number, now: number, lastIssued: number) {
   const groupId = `g${spec.group}`;
   const key = spec.key === null ? null : `k${spec.key}`;
-  // Members that a merge adds, replaces or (null) removes.
-  const event = { group: groupId, n, [`f${n % 3}`]: n % 2 === 0 ? n : null };
+  // Members that a merge adds, replaces or (null) removes; under key k2 always the same event,
+  // so a replace or merge that changes nothing (and keeps the revision) comes up too.
+  const event = spec.key === 2 ? { group: groupId, same: true } : { group: groupId, n, [`f${n % 3}`]: n % 2 === 0 ? n : null };
   const onDuplicate = key === null ? 'skip' : spec.onDuplicate;
   const after = spec.after === null || lastIssued === 0 ? [] : [...new Set(spec.after.map((back) => Math.max(1, lastIssued - back)))];
   const options = {
@@ -115,6 +116,19 @@ describe.each(transportBackends)('model-based: $name', (backend) => {
           const leases: { real: Lease; model: ModelLease }[] = [];
           /** seq → the highest attempt delivered, to check nothing is delivered twice. */
           const delivered = new Map<number, number>();
+          /** deliveryId → the event its first delivery carried, as canonical JSON. */
+          const contents = new Map<string, string>();
+          /**
+           * A delivery's id names its content: built from its origin, queue, counter and
+           * revision, and never seen before with another event (a server deduping on it would
+           * otherwise drop an edit).
+           */
+          const sameContentSameId = (lease: Lease) => {
+            expect(lease.deliveryId).toBe(`${lease.origin}/${encodeURIComponent(lease.queue!)}/${lease.counter}/${lease.revision}`);
+            const seen = contents.get(lease.deliveryId!);
+            if (seen === undefined) contents.set(lease.deliveryId!, canonical(lease.event));
+            else expect(canonical(lease.event)).toBe(seen);
+          };
           try {
             for (const c of commands) {
               const now = h.clock.now();
@@ -133,8 +147,9 @@ describe.each(transportBackends)('model-based: $name', (backend) => {
                 case 'claimMany': {
                   const got = await t.claimMany(`w${c.worker}`, c.visibility, { minPriority: c.minPriority, max: c.max });
                   const expected = model.claimMany(`w${c.worker}`, c.visibility, c.minPriority, c.max, now);
-                  expect(got.map((l) => ({ seq: l.seq, groupId: l.groupId, workerId: l.workerId, attempt: l.attempt, expiresAt: l.expiresAt }))).toEqual(expected);
+                  expect(got.map((l) => ({ seq: l.seq, groupId: l.groupId, workerId: l.workerId, attempt: l.attempt, expiresAt: l.expiresAt, revision: l.revision }))).toEqual(expected);
                   got.forEach((lease, i) => {
+                    sameContentSameId(lease);
                     expect(lease.attempt).toBeGreaterThan(delivered.get(lease.seq) ?? 0);
                     delivered.set(lease.seq, lease.attempt);
                     leases.push({ real: lease, model: expected[i]! });
@@ -164,8 +179,9 @@ describe.each(transportBackends)('model-based: $name', (backend) => {
                 case 'claim': {
                   const lease = await t.claim(`w${c.worker}`, c.visibility, { minPriority: c.minPriority });
                   const expected = model.claim(`w${c.worker}`, c.visibility, c.minPriority, now);
-                  expect(lease && { seq: lease.seq, groupId: lease.groupId, workerId: lease.workerId, attempt: lease.attempt, expiresAt: lease.expiresAt }).toEqual(expected);
+                  expect(lease && { seq: lease.seq, groupId: lease.groupId, workerId: lease.workerId, attempt: lease.attempt, expiresAt: lease.expiresAt, revision: lease.revision }).toEqual(expected);
                   if (lease && expected) {
+                    sameContentSameId(lease);
                     // A new delivery of a message is always a new attempt: never the same one twice.
                     expect(lease.attempt).toBeGreaterThan(delivered.get(lease.seq) ?? 0);
                     delivered.set(lease.seq, lease.attempt);

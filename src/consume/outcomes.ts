@@ -15,16 +15,26 @@ export class RetryLaterError extends Error {
   override name = 'RetryLaterError';
   /** How long the message waits, and the consumer claims nothing (ms, finite, ≥ 0). */
   readonly afterMs: number;
+  /**
+   * True when the server could not be reached at all (no answer: the network is down, DNS
+   * failed, the request timed out), false when it answered "later" (429, 503). What a status
+   * shows as offline rather than retrying.
+   */
+  readonly offline: boolean;
 
   /**
-   * @param options `afterMs`: e.g. from a `Retry-After` header (seconds × 1000).
-   * @throws TypeError / RangeError for a bad `afterMs`.
+   * @param options `afterMs`: e.g. from a `Retry-After` header (seconds × 1000); `offline`
+   *   (default false): no answer came at all.
+   * @param message why, as a status would show it (default "retry in N ms").
+   * @throws TypeError / RangeError for a bad `afterMs` or `offline`.
    */
-  constructor(options: { afterMs: number }, message = `retry in ${String(options?.afterMs)} ms`) {
+  constructor(options: { afterMs: number; offline?: boolean }, message = `retry in ${String(options?.afterMs)} ms`) {
     super(message);
     if (typeof options !== 'object' || options === null) throw new TypeError('RetryLaterError needs { afterMs }');
     checkDuration('afterMs', options.afterMs, false);
+    if (options.offline !== undefined && typeof options.offline !== 'boolean') throw new TypeError(`offline must be a boolean, got ${typeof options.offline}`);
     this.afterMs = options.afterMs;
+    this.offline = options.offline ?? false;
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
 import { Listeners } from '../transport/notifier.js';
-import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkReason, checkSeq, checkTransportOptions, checkQueuePolicy, neverIssued } from '../transport/shared.js';
+import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkReason, checkSeq, checkTransportOptions, checkQueuePolicy, deliveryId, neverIssued } from '../transport/shared.js';
 import type {
   AckAndClaimManyResult,
   AckManyResult,
@@ -58,8 +58,9 @@ interface LeaseRow {
   o_event: string;
   o_attempt: number;
   o_expires: number;
-  /** From lh_claim_one / lh_ack_claim_one, or, for batches, lh_counter_of and lh_low_water in the select list (see #leaseColumns). */
   o_counter: string | number | null;
+  o_revision: number | null;
+  /** From lh_claim_one / lh_ack_claim_one, or, for batches, lh_low_water in the select list (see #leaseColumns). */
   o_low: string | number | null;
 }
 
@@ -167,13 +168,13 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   /**
-   * A batch claim function's rows (as `c`) with each lease's counter and the queue's low-water
-   * mark ($1 is the queue), read after the claim ran: the batch functions return leases without
-   * them, and a row without a group (lh_ack_claim_many's first) gets nulls. (Single claims call
-   * lh_claim_one and lh_ack_claim_one, which return both themselves, see sql/claim.ts.)
+   * A batch claim function's rows (as `c`) with the queue's low-water mark ($1 is the queue),
+   * read after the claim ran: the batch functions return leases without it, and a row without a
+   * group (lh_ack_claim_many's first) gets null. (Single claims call lh_claim_one and
+   * lh_ack_claim_one, which return it themselves, see sql/claim.ts.)
    */
   get #leaseColumns(): string {
-    return `c.*, ${this.#s}.lh_counter_of($1, c.o_group, c.o_seq) AS o_counter, CASE WHEN c.o_group IS NULL THEN NULL ELSE ${this.#s}.lh_low_water($1) END AS o_low`;
+    return `c.*, CASE WHEN c.o_group IS NULL THEN NULL ELSE ${this.#s}.lh_low_water($1) END AS o_low`;
   }
 
   #fn(name: string, args: number): string {
@@ -494,9 +495,11 @@ function lost(lease: Lease<unknown>): LeaseLostError {
 }
 
 function leaseOf<E>(row: LeaseRow, workerId: string, queue: string, origin: string): Lease<E> {
+  const counter = Number(row.o_counter);
+  const revision = row.o_revision!;
   return {
     seq: Number(row.o_seq), groupId: decodeId(row.o_group), event: JSON.parse(row.o_event) as E, workerId, attempt: row.o_attempt, expiresAt: row.o_expires, queue,
-    origin, counter: Number(row.o_counter), lowWater: Number(row.o_low),
+    origin, counter, lowWater: Number(row.o_low), revision, deliveryId: deliveryId(origin, queue, counter, revision),
   };
 }
 

@@ -77,7 +77,7 @@ export interface Lease<E = unknown> {
    * number is skipped or given twice, whatever the number of publishers: a publish that fails
    * (rolled back) spends none, a `'skip'` duplicate creates no message and spends none, a
    * `'replace'` or `'merge'` that changes a queued message in place keeps that message's number
-   * (it is still one intent; the server sees its latest event under it), and one that appends a
+   * (it is still one intent; its {@link Lease.revision} goes up instead), and one that appends a
    * message (the queued one was under a live lease) takes the next. A redriven dead letter keeps
    * its number; every delivery of a message carries the same one.
    *
@@ -106,6 +106,24 @@ export interface Lease<E = unknown> {
    * lost with it.
    */
   readonly lowWater?: number;
+  /**
+   * Which content of the message this delivery carries: 0 as published, one more each time a
+   * `'replace'` or `'merge'` publish changes its event in place (one whose result equals the
+   * queued event, member for member as JSON, changes nothing and keeps the revision). A redriven
+   * dead letter keeps its revision, as it keeps its counter. Set by every transport.
+   */
+  readonly revision?: number;
+  /**
+   * The name of this delivery's content: `<origin>/<queue>/<counter>/<revision>` (the queue name
+   * percent-encoded as by `encodeURIComponent`, so the id is printable ASCII and splits on `/`).
+   * Every delivery of the same content carries the same id, across attempts, releases, lease
+   * expiries, reloads and redrives; a `'replace'` or `'merge'` that changes the event gives the
+   * next delivery a new one. It is the key a server dedupes on (the `Idempotency-Key` that
+   * `leasehold/http` sends and `leasehold/receiver` reads): keying on `seq`, `counter` or
+   * `attempt` alone would take a merged edit for a repeat of the content before it and drop it.
+   * Set by every transport, with `origin`, `counter` and `revision`.
+   */
+  readonly deliveryId?: string;
 }
 
 /** See {@link PublishOptions.onDuplicate}. */

@@ -24,10 +24,12 @@ import {
   checkPublish,
   checkPublishItems,
   checkSeq,
+  deliveryId,
   mergePatch,
   neverIssued,
   checkTransportOptions,
   newOrigin,
+  sameJson,
   type PublishArgs,
 } from './shared.js';
 import type {
@@ -123,7 +125,9 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       existing.expiry = null;
       queue.markFree(group!);
     }
-    existing.event = onDuplicate === 'replace' ? event : (mergePatch(existing.event, event) as E);
+    const changed = onDuplicate === 'replace' ? event : (mergePatch(existing.event, event) as E);
+    if (!sameJson(changed, existing.event)) existing.revision++;
+    existing.event = changed;
     queue.listeners.notify();
     return existing.seq;
   }
@@ -365,6 +369,8 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       origin: this.#origin,
       counter: message.counter,
       lowWater,
+      revision: message.revision,
+      deliveryId: deliveryId(this.#origin, this.#queueName, message.counter, message.revision),
     };
   }
 }

@@ -215,3 +215,33 @@ export function newOrigin(): string {
   const { crypto } = globalThis as unknown as { crypto: { getRandomValues(array: Uint8Array): Uint8Array } };
   return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => (b + 256).toString(16).slice(1)).join('');
 }
+
+/**
+ * The delivery id of a message's content (see `Lease.deliveryId`): origin, queue (percent-encoded,
+ * so the id splits on `/` and is printable ASCII), counter and revision.
+ */
+export function deliveryId(origin: string, queue: string, counter: number, revision: number): string {
+  return `${origin}/${encodeURIComponent(queue)}/${counter}/${revision}`;
+}
+
+/**
+ * Whether two events are the same JSON value: objects member for member in any order, arrays
+ * item for item. What decides whether a `'replace'` or `'merge'` changed a message (and so its
+ * revision); PostgreSQL decides the same with `jsonb` equality.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, i) => sameJson(item, b[i]));
+  }
+  // An object with toJSON (a Date, in memory) is compared as what it would be stored as.
+  if (typeof (a as { toJSON?: unknown }).toJSON === 'function' || typeof (b as { toJSON?: unknown }).toJSON === 'function') {
+    return JSON.stringify(a) === JSON.stringify(b);
+  }
+  const left = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const right = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  if (left.length !== right.length) return false;
+  return left.every((k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}

@@ -37,8 +37,10 @@ import {
   checkPublishItems,
   checkSeq,
   checkTransportOptions,
+  deliveryId,
   mergePatch,
   neverIssued,
+  sameJson,
   type PublishArgs,
   checkQueuePolicy,
 } from './shared.js';
@@ -65,6 +67,7 @@ import type {
 interface KeyedRow {
   seq: number;
   event: string;
+  revision: number;
   holder: string | null;
   locked_until: number | null;
   is_head: number;
@@ -72,7 +75,7 @@ interface KeyedRow {
 interface ClaimedRow {
   group_id: string;
   head_attempt: number;
-  /** `[seq, counter, event]` as JSON. */
+  /** `[seq, counter, revision, event]` as JSON. */
   head: string;
   low: number;
 }
@@ -363,12 +366,12 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
         // The message goes back before its dead letter goes, so that what waits for it waits on.
         if (held) {
           // Back to the head it held, under its own seq: every message behind it has a later one.
-          sql.restoreMessage.run(queue, letter.group_id, seq, letter.event, letter.counter!, queue, seq);
+          sql.restoreMessage.run(queue, letter.group_id, seq, letter.event, letter.counter!, letter.revision!, queue, seq);
           sql.unhold.run(queue, letter.group_id, queue, letter.group_id);
           sql.deleteDeadLetter.run(queue, seq);
           return changed(seq);
         }
-        const { seq: newSeq } = sql.redriveMessage.get<{ seq: number }>(queue, letter.group_id, letter.event, letter.counter!, queue)!;
+        const { seq: newSeq } = sql.redriveMessage.get<{ seq: number }>(queue, letter.group_id, letter.event, letter.counter!, letter.revision!, queue)!;
         sql.insertGroup.run(queue, letter.group_id, letter.priority, newSeq, null, queue, letter.group_id);
         if (sql.moveWaits.run(newSeq, queue, seq) > 0) sql.watch.run(queue, letter.group_id, newSeq);
         sql.deleteDeadLetter.run(queue, seq);
@@ -460,8 +463,10 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
         sql.dropKey.run(queue, groupId, existing.seq);
       } else if (existing) {
         if (existing.is_head && existing.holder !== null) sql.fenceHead.run(queue, groupId);
-        const updated = onDuplicate === 'replace' ? json : JSON.stringify(mergePatch(JSON.parse(existing.event), JSON.parse(json)));
-        sql.setEvent.run(updated, queue, groupId, existing.seq);
+        const before = existing.event;
+        const updated = onDuplicate === 'replace' ? json : JSON.stringify(mergePatch(JSON.parse(before), JSON.parse(json)));
+        const same = updated === before || sameJson(JSON.parse(updated), JSON.parse(before));
+        sql.setEvent.run(updated, same ? existing.revision : existing.revision + 1, queue, groupId, existing.seq);
         return existing.seq;
       }
     }
@@ -580,7 +585,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   #claimClaimable(workerId: string, visibilityMs: number, minPriority: number, max: number, now: number): Lease<E>[] | null {
     const sql = this.#sql;
     const queue = this.#queue;
-    const rows = sql.claimable.all<{ group_id: string; head_attempt: number; seq: number; event: string; counter: number; claims: number }>(queue, queue, queue, minPriority, now, queue, max, queue, queue);
+    const rows = sql.claimable.all<{ group_id: string; head_attempt: number; seq: number; event: string; counter: number; revision: number; claims: number }>(queue, queue, queue, minPriority, now, queue, max, queue, queue);
     const leases: Lease<E>[] = [];
     if (rows.length === 0) return leases;
     for (const row of rows) if (row.head_attempt >= this.#maxAttempts) return null;
@@ -595,8 +600,10 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     }
     const lowWater = this.#lowWater();
     const origin = this.#origin;
+    const name = this.#queueName;
     for (const row of rows) {
-      leases.push({ seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, workerId, attempt: row.head_attempt + 1, expiresAt, queue: this.#queueName, origin, counter: row.counter, lowWater });
+      const { counter, revision } = row;
+      leases.push({ seq: row.seq, groupId: row.group_id, event: JSON.parse(row.event) as E, workerId, attempt: row.head_attempt + 1, expiresAt, queue: name, origin, counter, lowWater, revision, deliveryId: deliveryId(origin, name, counter, revision) });
     }
     return leases;
   }
@@ -624,8 +631,10 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     // commit happens inside the call and a failed commit throws (get() would reset it unchecked).
     const row = this.#sql.claimGroup.all<ClaimedRow>(workerId, expiresAt, queue, queue, queue, queue, minPriority, now, queue, this.#maxAttempts, queue, queue)[0];
     if (!row) return undefined;
-    const [seq, counter, event] = JSON.parse(row.head) as [number, number, E];
-    return { seq, groupId: row.group_id, event, workerId, attempt: row.head_attempt, expiresAt, queue: this.#queueName, origin: this.#origin, counter, lowWater: row.low };
+    const [seq, counter, revision, event] = JSON.parse(row.head) as [number, number, number, E];
+    const origin = this.#origin;
+    const name = this.#queueName;
+    return { seq, groupId: row.group_id, event, workerId, attempt: row.head_attempt, expiresAt, queue: name, origin, counter, lowWater: row.low, revision, deliveryId: deliveryId(origin, name, counter, revision) };
   }
 
   /** The lowest counter still queued, inside the caller's transaction (a claim just leased one, so there is one). */

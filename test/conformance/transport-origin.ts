@@ -1,6 +1,7 @@
 /**
- * The loss-detection part of the transport conformance suite: every lease carries its database's
- * origin, its message's gap-free counter and the queue's low-water mark (contract.ts, `Lease`).
+ * The loss-detection and delivery-id part of the transport conformance suite: every lease carries
+ * its database's origin, its message's gap-free counter, the queue's low-water mark, its content's
+ * revision and the delivery id built from them (contract.ts, `Lease`).
  * Called by `describeTransport`, so every backend runs it.
  */
 import { describe, expect, it } from 'vitest';
@@ -185,6 +186,116 @@ export function describeOrigin(caps: TransportCaps, c: OriginSuiteContext): void
       const leases = [(await t().claim('w', 1000))!, (await t().claim('w', 1000))!];
       const again = leases.find((l) => l.seq === first.seq)!;
       expect([again.origin, again.counter, again.attempt]).toEqual([first.origin, first.counter, 2]);
+    });
+  });
+
+  describe('the delivery id: the same for the same content, new when a replace or merge changed it', () => {
+    const idOf = (l: Lease) => `${l.origin}/${encodeURIComponent(l.queue!)}/${l.counter}/${l.revision}`;
+
+    it('is origin/queue/counter/revision, revision 0 as published, on every delivery and through extend', async () => {
+      await t().publish('a', { text: 'v' });
+      const first = (await t().claim('w', 1000))!;
+      expect(first.revision).toBe(0);
+      expect(first.deliveryId).toBe(idOf(first));
+      expect((await t().extend(first, 5000)).deliveryId).toBe(first.deliveryId);
+      await t().nack(first);
+      const second = (await t().claim('w', 1000))!;
+      await t().release(second);
+      const third = (await t().claim('w', 1000))!;
+      c.tick(1001);
+      const [fourth] = await t().claimMany('w', 1000, { max: 2 });
+      expect([second, third, fourth].map((l) => l!.deliveryId)).toEqual([first.deliveryId, first.deliveryId, first.deliveryId]);
+      expect([second.attempt, third.attempt, fourth!.attempt]).toEqual([2, 2, 3]);
+    });
+
+    it('changes when a merge changes a message whose answer was lost, though seq, counter and attempt stay', async () => {
+      // The server applied "v" and its answer was lost (RetryLater: a release); the user typed on.
+      await t().publish('note', { text: 'v' }, { key: 'note' });
+      const sent = (await t().claim('w', 1000))!;
+      await t().release(sent);
+      await t().publish('note', { text: 'v then v2' }, { key: 'note', onDuplicate: 'merge' });
+      const again = (await t().claim('w', 1000))!;
+      expect([again.seq, again.counter, again.attempt]).toEqual([sent.seq, sent.counter, sent.attempt]);
+      expect(again.event).toEqual({ text: 'v then v2' });
+      expect(again.revision).toBe(1);
+      expect(again.deliveryId).not.toBe(sent.deliveryId);
+      expect(again.deliveryId).toBe(idOf(again));
+    });
+
+    it('keeps the revision when a replace or merge leaves the content as it was, member for member', async () => {
+      await t().publish('note', { text: 'v', tags: ['a'] }, { key: 'note' });
+      await t().publish('note', { tags: ['a'], text: 'v' }, { key: 'note', onDuplicate: 'replace' });
+      await t().publish('note', { text: 'v' }, { key: 'note', onDuplicate: 'merge' });
+      await t().publish('note', { gone: null }, { key: 'note', onDuplicate: 'merge' });
+      expect((await t().claim('w', 1000))!.revision).toBe(0);
+    });
+
+    it('counts each change: two merges and a replace are revision 3, and a skip changes nothing', async () => {
+      await t().publish('note', { text: 'a' }, { key: 'k' });
+      await t().publish('note', { text: 'b' }, { key: 'k', onDuplicate: 'merge' });
+      await t().publish('note', { text: 'c' }, { key: 'k' }); // skip
+      await t().publish('note', { tag: 1 }, { key: 'k', onDuplicate: 'merge' });
+      await t().publish('note', { text: 'd' }, { key: 'k', onDuplicate: 'replace' });
+      const lease = (await t().claim('w', 1000))!;
+      expect([lease.event, lease.revision]).toEqual([{ text: 'd' }, 3]);
+    });
+
+    it('gives a message appended behind a live lease its own number at revision 0', async () => {
+      await t().publish('note', { text: 'a' }, { key: 'k' });
+      const leased = (await t().claim('w', 1000))!;
+      await t().publish('note', { text: 'b' }, { key: 'k', onDuplicate: 'merge' });
+      await t().ack(leased);
+      const next = (await t().claim('w', 1000))!;
+      expect([next.event, next.revision]).toEqual([{ text: 'b' }, 0]);
+      expect(next.deliveryId).not.toBe(leased.deliveryId);
+    });
+
+    it('changes when a merge lands on a head whose lease ran out: the late holder worked on the old content', async () => {
+      await t().publish('note', { text: 'a' }, { key: 'k' });
+      const late = (await t().claim('w', 1000))!;
+      c.tick(1001);
+      await t().publish('note', { text: 'b' }, { key: 'k', onDuplicate: 'merge' });
+      const next = (await t().claim('w2', 1000))!;
+      expect([next.seq, next.event, next.revision]).toEqual([late.seq, { text: 'b' }, 1]);
+      expect(next.deliveryId).not.toBe(late.deliveryId);
+    });
+
+    it.skipIf(!onePart)('is kept by a dead letter and its redrive, to the head of a held group or to the tail', async () => {
+      await c.open({ maxAttempts: 1, onDeadLetter: 'hold' });
+      await t().publish('note', { text: 'a' }, { key: 'k' });
+      await t().publish('note', { text: 'b' }, { key: 'k', onDuplicate: 'merge' });
+      const refused = (await t().claim('w', 1000))!;
+      await t().reject(refused, 'no');
+      await t().redrive(refused.seq);
+      const back = (await t().claim('w', 1000))!;
+      expect([back.seq, back.revision, back.deliveryId]).toEqual([refused.seq, 1, refused.deliveryId]);
+
+      await c.open({ maxAttempts: 1 });
+      await t().publish('note', { text: 'a' }, { key: 'k' });
+      await t().publish('note', { text: 'b' }, { key: 'k', onDuplicate: 'replace' });
+      await t().publish('note', 'behind');
+      const dead = (await t().claim('w', 1000))!;
+      await t().reject(dead, 'no');
+      const newSeq = await t().redrive(dead.seq);
+      await t().ack((await t().claim('w', 1000))!); // 'behind'
+      const tail = (await t().claim('w', 1000))!;
+      expect([tail.seq, tail.revision, tail.deliveryId]).toEqual([newSeq, 1, dead.deliveryId]);
+    });
+
+    it('is carried by every lease of a batch and of an ack-and-claim', async () => {
+      await t().publishMany([{ groupId: 'a', event: 1 }, { groupId: 'b', event: 2 }, { groupId: 'c', event: 3 }]);
+      const [one] = await t().claimMany('w', 1000, { max: 1 });
+      const two = (await t().ackAndClaim(one!, 'w', 1000))!;
+      const { claimed } = await t().ackAndClaimMany([two], 'w', 1000, { max: 5 });
+      for (const lease of [one!, two, ...claimed]) expect(lease.deliveryId).toBe(idOf(lease));
+      expect(new Set([one!, two, ...claimed].map((l) => l.deliveryId)).size).toBe(3);
+    });
+
+    it.skipIf(!caps.namedQueues)('percent-encodes the queue name, so the id splits on / into its four parts', async () => {
+      const other = await c.h().queue!('notes/v2 é');
+      await other.publish('a', 1);
+      const lease = (await other.claim('w', 1000))!;
+      expect(lease.deliveryId).toBe(`${lease.origin}/notes%2Fv2%20%C3%A9/1/0`);
     });
   });
 }

@@ -7,6 +7,8 @@ export interface ModelMessage {
   seq: number;
   groupId: string;
   event: unknown;
+  /** One more for each replace or merge that changed the event (Lease.revision). */
+  revision: number;
   key: string | null;
   /** A delayed publish: not deliverable while now <= this. */
   notBefore: number | null;
@@ -30,12 +32,13 @@ export interface ModelLease {
   workerId: string;
   attempt: number;
   expiresAt: number;
+  revision: number;
 }
 
 export class TransportModel {
   messages: ModelMessage[] = [];
   groups = new Map<string, ModelGroup>();
-  dead: { seq: number; groupId: string; priority: number; event: unknown; attempt: number; deadAt: number; reason: string | null }[] = [];
+  dead: { seq: number; groupId: string; priority: number; event: unknown; revision: number; attempt: number; deadAt: number; reason: string | null }[] = [];
   /** Group → the dead letter holding it (`onDeadLetter: 'hold'`). A held group stays while empty. */
   holds = new Map<string, number>();
   lastSeq = 0;
@@ -69,12 +72,14 @@ export class TransportModel {
         same.holder = null; // its lease ran out: the late holder loses it
         same.expiry = null;
       }
-      same.event = onDuplicate === 'replace' ? event : mergePatch(same.event, event);
+      const changed = onDuplicate === 'replace' ? event : mergePatch(same.event, event);
+      if (canonical(changed) !== canonical(same.event)) same.revision += 1;
+      same.event = changed;
       return same.seq;
     }
     const seq = ++this.lastSeq;
     const waits = new Set(after.filter((s) => this.messages.some((m) => m.seq === s) || this.dead.some((d) => d.seq === s)));
-    this.messages.push({ seq, groupId, event, key, notBefore, attempt: 0, lastError: null, holder: null, expiry: null, waits });
+    this.messages.push({ seq, groupId, event, revision: 0, key, notBefore, attempt: 0, lastError: null, holder: null, expiry: null, waits });
     if (!this.groups.has(groupId)) this.groups.set(groupId, { priority, claimOrder: 0 });
     return seq;
   }
@@ -181,7 +186,7 @@ export class TransportModel {
       m.holder = workerId;
       m.expiry = now + visibility;
       this.groups.get(m.groupId)!.claimOrder = ++this.counter;
-      return { seq: m.seq, groupId: m.groupId, workerId, attempt: m.attempt, expiresAt: m.expiry };
+      return { seq: m.seq, groupId: m.groupId, workerId, attempt: m.attempt, expiresAt: m.expiry, revision: m.revision };
     }
   }
 
@@ -222,7 +227,7 @@ export class TransportModel {
   }
 
   private bury(m: ModelMessage, now: number, reason: string | null): void {
-    this.dead.push({ seq: m.seq, groupId: m.groupId, priority: this.groups.get(m.groupId)!.priority, event: m.event, attempt: m.attempt, deadAt: now, reason: reason ?? m.lastError });
+    this.dead.push({ seq: m.seq, groupId: m.groupId, priority: this.groups.get(m.groupId)!.priority, event: m.event, revision: m.revision, attempt: m.attempt, deadAt: now, reason: reason ?? m.lastError });
     if (this.policy === 'hold') this.holds.set(m.groupId, m.seq);
     this.remove(m);
   }
@@ -255,13 +260,13 @@ export class TransportModel {
       // Back to the head it held, under its own seq (every message behind it has a later one).
       this.holds.delete(letter!.groupId);
       const at = this.messages.findIndex((m) => m.seq > seq);
-      this.messages.splice(at < 0 ? this.messages.length : at, 0, { seq, groupId: letter!.groupId, event: letter!.event, key: null, notBefore: null, attempt: 0, lastError: null, holder: null, expiry: null, waits: new Set() });
+      this.messages.splice(at < 0 ? this.messages.length : at, 0, { seq, groupId: letter!.groupId, event: letter!.event, revision: letter!.revision, key: null, notBefore: null, attempt: 0, lastError: null, holder: null, expiry: null, waits: new Set() });
       return seq;
     }
     const newSeq = ++this.lastSeq;
     // What waited for the dead letter waits for the message it became.
     for (const m of this.messages) if (m.waits.delete(seq)) m.waits.add(newSeq);
-    this.messages.push({ seq: newSeq, groupId: letter!.groupId, event: letter!.event, key: null, notBefore: null, attempt: 0, lastError: null, holder: null, expiry: null, waits: new Set() });
+    this.messages.push({ seq: newSeq, groupId: letter!.groupId, event: letter!.event, revision: letter!.revision, key: null, notBefore: null, attempt: 0, lastError: null, holder: null, expiry: null, waits: new Set() });
     if (!this.groups.has(letter!.groupId)) this.groups.set(letter!.groupId, { priority: letter!.priority, claimOrder: 0 });
     return newSeq;
   }
@@ -316,4 +321,14 @@ function mergePatch(target: unknown, patch: unknown): unknown {
     else out[name] = mergePatch(out[name], patch[name]);
   }
   return out;
+}
+
+/** A JSON value as text with every object's members sorted: equal texts, equal values. */
+export function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const members = Object.keys(value).sort().map((name) => `${JSON.stringify(name)}:${canonical((value as Record<string, unknown>)[name])}`);
+    return `{${members.join(',')}}`;
+  }
+  return JSON.stringify(value);
 }

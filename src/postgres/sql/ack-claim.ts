@@ -13,21 +13,9 @@ import type { SqlOperation } from './operation.js';
 
 export const ackClaim: SqlOperation = {
   functions: (s) => [
-    `CREATE OR REPLACE FUNCTION ${s}.lh_ack_claim(p_queue integer, p_claims regclass, p_group text, p_seq bigint, p_attempt integer, p_worker text,
-        p_claimer text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint, p_channel text)
-      RETURNS TABLE (o_lost boolean, o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision) LANGUAGE plpgsql AS $$
-    BEGIN
-      IF NOT ${s}.lh_ack(p_queue, p_group, p_seq, p_attempt, p_worker, p_channel) THEN
-        o_lost := true;
-        RETURN NEXT;
-        RETURN;
-      END IF;
-      RETURN QUERY SELECT false, c.* FROM ${s}.lh_claim(p_queue, p_claims, p_claimer, p_visibility, p_min_priority, p_now, p_max_attempts) c;
-    END $$`,
-
     `CREATE OR REPLACE FUNCTION ${s}.lh_ack_claim_one(p_queue integer, p_claims regclass, p_group text, p_seq bigint, p_attempt integer, p_worker text,
         p_claimer text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint, p_channel text)
-      RETURNS TABLE (o_lost boolean, o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision, o_counter bigint, o_low bigint) LANGUAGE plpgsql AS $$
+      RETURNS TABLE (o_lost boolean, o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision, o_counter bigint, o_revision integer, o_low bigint) LANGUAGE plpgsql AS $$
     BEGIN
       IF NOT ${s}.lh_ack(p_queue, p_group, p_seq, p_attempt, p_worker, p_channel) THEN
         o_lost := true;
@@ -39,7 +27,8 @@ export const ackClaim: SqlOperation = {
 
     `CREATE OR REPLACE FUNCTION ${s}.lh_ack_claim_many(p_queue integer, p_claims regclass, p_leases json, p_claimer text, p_visibility double precision,
         p_min_priority integer, p_now double precision, p_max_attempts bigint, p_max integer, p_channel text)
-      RETURNS TABLE (o_done text, o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision) LANGUAGE plpgsql AS $$
+      RETURNS TABLE (o_done text, o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision, o_counter bigint, o_revision integer)
+      LANGUAGE plpgsql AS $$
     BEGIN
       o_done := ${s}.lh_ack_many(p_queue, p_leases, p_channel);
       RETURN NEXT;

@@ -1,5 +1,5 @@
 /**
- * Message numbers (`Lease.counter`) and the low-water mark.
+ * Message numbers (`Lease.counter`, with `Lease.revision`) kept by a dead letter, and the low-water mark.
  * @internal
  */
 import type { SqlOperation } from './operation.js';
@@ -8,13 +8,8 @@ export const counter: SqlOperation = {
   functions: (s) => [
     `CREATE OR REPLACE FUNCTION ${s}.lh_dead_letter_counter() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-      SELECT m.counter INTO NEW.counter FROM ${s}.lh_messages m WHERE m.queue = NEW.queue AND m.group_id = NEW.group_id AND m.seq = NEW.seq;
+      SELECT m.counter, m.revision INTO NEW.counter, NEW.revision FROM ${s}.lh_messages m WHERE m.queue = NEW.queue AND m.group_id = NEW.group_id AND m.seq = NEW.seq;
       RETURN NEW;
-    END $$`,
-
-    `CREATE OR REPLACE FUNCTION ${s}.lh_counter_of(p_queue integer, p_group text, p_seq bigint) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
-    BEGIN
-      RETURN (SELECT m.counter FROM ${s}.lh_messages m WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = p_seq);
     END $$`,
 
     `CREATE OR REPLACE FUNCTION ${s}.lh_low_water(p_queue integer) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$

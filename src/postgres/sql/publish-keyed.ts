@@ -26,7 +26,7 @@ export const publishKeyed: SqlOperation = {
         p_delay double precision, p_now double precision, p_channel text, p_mode text) RETURNS bigint LANGUAGE plpgsql AS $$
     DECLARE
       v_now double precision := coalesce(p_now, ${s}.lh_now());
-      v_holder text; v_until double precision; v_seq bigint; v_event text;
+      v_holder text; v_until double precision; v_seq bigint; v_event text; v_new text;
     BEGIN
       PERFORM 1 FROM ${s}.lh_queues q WHERE q.id = p_queue FOR NO KEY UPDATE;
       SELECT g.holder, g.locked_until INTO v_holder, v_until FROM ${s}.lh_groups g
@@ -41,8 +41,9 @@ export const publishKeyed: SqlOperation = {
             END IF;
             UPDATE ${s}.lh_groups g SET holder = NULL, locked_until = NULL WHERE g.queue = p_queue AND g.group_id = p_group;
           END IF;
-          UPDATE ${s}.lh_messages m
-            SET event = CASE WHEN p_mode = 'merge' THEN ${s}.lh_merge_patch(v_event::json, p_event::json)::text ELSE p_event END
+          v_new := CASE WHEN p_mode = 'merge' THEN ${s}.lh_merge_patch(v_event::json, p_event::json)::text ELSE p_event END;
+          -- A new revision (Lease.deliveryId) only when the content changed, as JSON values compare.
+          UPDATE ${s}.lh_messages m SET event = v_new, revision = m.revision + (v_new::jsonb IS DISTINCT FROM v_event::jsonb)::integer
             WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = v_seq;
           IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;
           RETURN v_seq;

@@ -141,4 +141,9 @@ export const tableMigrations: readonly ((s: string) => string[])[] = [
   ],
   // (Messages numbered at insert: no table changed.)
   () => [],
+  // Each message's revision (Lease.revision), kept by its dead letter.
+  (s) => [
+    `ALTER TABLE ${s}.lh_messages ADD COLUMN revision integer NOT NULL DEFAULT 0`,
+    `ALTER TABLE ${s}.lh_dead_letters ADD COLUMN revision integer NOT NULL DEFAULT 0`,
+  ],
 ];

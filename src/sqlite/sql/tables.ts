@@ -269,4 +269,10 @@ export const CORE_TABLES: readonly string[] = [
   // (see triggers.ts): no table changed. A database of version 10 has `claims` at its last
   // claim's order, which the new rule reads as it should.
   '',
+  // 12: a message's revision (Lease.revision, part of Lease.deliveryId): 0 as published, one
+  // more for each replace or merge that changes its event; a dead letter keeps it for a redrive.
+  `
+  ALTER TABLE lh_messages ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE lh_dead_letters ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

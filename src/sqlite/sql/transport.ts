@@ -25,9 +25,9 @@ const held = 'queue_id = ? AND group_id = ? AND holder = ? AND head_attempt = ? 
 // The next claim order: one past every claim before it, also of groups since deleted, whose
 // largest order `lh_claimed_group_gone` keeps in `claims` (queue, queue).
 const nextOrder = 'max((SELECT claims FROM lh_counters WHERE queue_id = ?), (SELECT max(claim_order) FROM lh_groups WHERE queue_id = ?))';
-// The leased group's head as one JSON array [seq, counter, event] (the event is stored as
-// JSON): one lookup instead of one per column, and the event is parsed with it (queue).
-const headOf = "(SELECT '[' || seq || ',' || counter || ',' || event || ']' FROM lh_messages m WHERE m.queue_id = ? AND m.group_id = lh_groups.group_id ORDER BY m.seq LIMIT 1) AS head";
+// The leased group's head as one JSON array [seq, counter, revision, event] (the event is
+// stored as JSON): one lookup instead of one per column, and the event is parsed with it (queue).
+const headOf = "(SELECT '[' || seq || ',' || counter || ',' || revision || ',' || event || ']' FROM lh_messages m WHERE m.queue_id = ? AND m.group_id = lh_groups.group_id ORDER BY m.seq LIMIT 1) AS head";
 // The low-water mark (Lease.lowWater): the lowest counter still queued, through
 // lh_messages_by_counter (queue). The claim returns it; batches read it once for all their leases.
 const lowWater = 'SELECT min(counter) FROM lh_messages WHERE queue_id = ?';
@@ -55,11 +55,11 @@ export const TRANSPORT_STATEMENTS = {
     `RETURNING group_id, head_attempt, ${headOf}, (${lowWater}) AS low`,
   // The walk alone: a claim that found a head due for the dead letters walks again (queue, floor, now, queue).
   nextGroup,
-  head: 'SELECT seq, event, counter FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1',
+  head: 'SELECT seq, event, counter, revision FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1',
   // claimMany's fast path: the first `max` claimable groups in round-robin order with their
   // heads and the last claim order, in one statement (queue, queue, queue, floor, now, queue, max, queue, queue).
   claimable:
-    `SELECT g.group_id, g.head_attempt, m.seq, m.event, m.counter, ${nextOrder} AS claims FROM ` +
+    `SELECT g.group_id, g.head_attempt, m.seq, m.event, m.counter, m.revision, ${nextOrder} AS claims FROM ` +
     '(SELECT group_id, head_attempt, claim_order, first_seq FROM lh_groups WHERE queue_id = ? AND priority >= ? AND (locked_until IS NULL OR locked_until < ?) ' +
     `AND paused IS NULL AND ${queueRuns} ORDER BY claim_order, first_seq LIMIT ?) g ` +
     'JOIN lh_messages m ON m.queue_id = ? AND m.group_id = g.group_id AND m.seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = ? AND group_id = g.group_id) ' +
@@ -80,9 +80,10 @@ export const TRANSPORT_STATEMENTS = {
   findKey: 'SELECT seq FROM lh_messages WHERE queue_id = ? AND group_id = ? AND key = ?',
   // A replace or merge needs the keyed message's event and whether it is a leased head (queue, group, key).
   findKeyed:
-    'SELECT m.seq, m.event, g.holder, g.locked_until, m.seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = m.queue_id AND group_id = m.group_id) AS is_head ' +
+    'SELECT m.seq, m.event, m.revision, g.holder, g.locked_until, m.seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = m.queue_id AND group_id = m.group_id) AS is_head ' +
     'FROM lh_messages m JOIN lh_groups g ON g.queue_id = m.queue_id AND g.group_id = m.group_id WHERE m.queue_id = ? AND m.group_id = ? AND m.key = ?',
-  setEvent: 'UPDATE lh_messages SET event = ? WHERE queue_id = ? AND group_id = ? AND seq = ?',
+  // (event, revision, queue, group, seq)
+  setEvent: 'UPDATE lh_messages SET event = ?, revision = ? WHERE queue_id = ? AND group_id = ? AND seq = ?',
   dropKey: 'UPDATE lh_messages SET key = NULL WHERE queue_id = ? AND group_id = ? AND seq = ?',
   // A head whose lease ran out, changed by a replace or merge: its late holder's lease no
   // longer holds (the claim will count the attempt it had, as after any lapse).
@@ -108,8 +109,8 @@ export const TRANSPORT_STATEMENTS = {
   // hold policy its group waits at it until a redrive or a discard.
   // (now, reason, queue, group, seq)
   buryHead:
-    'INSERT INTO lh_dead_letters (queue_id, seq, group_id, priority, event, attempt, dead_at, reason, counter) ' +
-    'SELECT m.queue_id, m.seq, m.group_id, g.priority, m.event, g.head_attempt, ?, coalesce(?, m.last_error), m.counter FROM lh_messages m ' +
+    'INSERT INTO lh_dead_letters (queue_id, seq, group_id, priority, event, attempt, dead_at, reason, counter, revision) ' +
+    'SELECT m.queue_id, m.seq, m.group_id, g.priority, m.event, g.head_attempt, ?, coalesce(?, m.last_error), m.counter, m.revision FROM lh_messages m ' +
     'JOIN lh_groups g ON g.queue_id = m.queue_id AND g.group_id = m.group_id WHERE m.queue_id = ? AND m.group_id = ? AND m.seq = ?',
   deleteMessage: 'DELETE FROM lh_messages WHERE queue_id = ? AND group_id = ? AND seq = ?',
   // Read where a message dies, not kept: another transport may name the policy later.
@@ -123,13 +124,13 @@ export const TRANSPORT_STATEMENTS = {
     'locked_until = (SELECT not_before FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq LIMIT 1) WHERE queue_id = ? AND group_id = ?',
   dropEmptyGroup: 'DELETE FROM lh_groups WHERE queue_id = ? AND group_id = ? AND NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = ? AND group_id = ?)',
   deadLetters: 'SELECT seq, group_id, priority, event, attempt, dead_at, reason FROM lh_dead_letters WHERE queue_id = ? ORDER BY id',
-  deadLetter: 'SELECT seq, group_id, priority, event, attempt, dead_at, reason, counter FROM lh_dead_letters WHERE queue_id = ? AND seq = ?',
+  deadLetter: 'SELECT seq, group_id, priority, event, attempt, dead_at, reason, counter, revision FROM lh_dead_letters WHERE queue_id = ? AND seq = ?',
   deleteDeadLetter: 'DELETE FROM lh_dead_letters WHERE queue_id = ? AND seq = ?',
   // A redrive to the head: the message comes back under its own seq, watched if anything
-  // waits for it, with its own counter (queue, group, seq, event, counter, queue, seq).
-  restoreMessage: 'INSERT INTO lh_messages (queue_id, group_id, seq, event, counter, watched) VALUES (?, ?, ?, ?, ?, (SELECT 1 FROM lh_waits WHERE queue_id = ? AND on_seq = ? LIMIT 1))',
-  // A dead letter redriven to the tail: a new seq, its own counter (queue, group, event, counter, queue).
-  redriveMessage: 'INSERT INTO lh_messages (queue_id, group_id, seq, event, counter) SELECT ?, ?, last_seq + 1, ?, ? FROM lh_counters WHERE queue_id = ? RETURNING seq',
+  // waits for it, with its own counter and revision (queue, group, seq, event, counter, revision, queue, seq).
+  restoreMessage: 'INSERT INTO lh_messages (queue_id, group_id, seq, event, counter, revision, watched) VALUES (?, ?, ?, ?, ?, ?, (SELECT 1 FROM lh_waits WHERE queue_id = ? AND on_seq = ? LIMIT 1))',
+  // A dead letter redriven to the tail: a new seq, its own counter and revision (queue, group, event, counter, revision, queue).
+  redriveMessage: 'INSERT INTO lh_messages (queue_id, group_id, seq, event, counter, revision) SELECT ?, ?, last_seq + 1, ?, ?, ? FROM lh_counters WHERE queue_id = ? RETURNING seq',
   countDead: 'SELECT count(*) AS n FROM lh_dead_letters WHERE queue_id = ?',
 
   // ── After ─────────────────────────────────────────────────────────────────────────────────────

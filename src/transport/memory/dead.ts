@@ -17,31 +17,31 @@ export function bury<E>(queue: MemoryQueue<E>, policy: DeadLetterPolicy, group: 
     queue.heldCount++;
   }
   queue.removeHead(group, true);
-  queue.dead.set(message.seq, { seq: message.seq, groupId: group.id, priority: group.priority, event: message.event, attempt: message.attempt, deadAt: now, reason: reason ?? message.lastError, counter: message.counter });
+  queue.dead.set(message.seq, { seq: message.seq, groupId: group.id, priority: group.priority, event: message.event, attempt: message.attempt, deadAt: now, reason: reason ?? message.lastError, counter: message.counter, revision: message.revision });
 }
 
-/** The dead letters in the order they died, without their counters. */
+/** The dead letters in the order they died, without their counters and revisions. */
 export function deadLetters<E>(queue: MemoryQueue<E>): DeadLetter<E>[] {
-  return Array.from(queue.dead.values(), ({ counter, ...letter }) => letter);
+  return Array.from(queue.dead.values(), ({ counter, revision, ...letter }) => letter);
 }
 
 /** Brings dead letter `seq` back to the queue (see Transport.redrive); returns its seq there. */
 export function redrive<E>(queue: MemoryQueue<E>, seq: number): number {
   const letter = deadLetter(queue, seq);
   queue.dead.delete(seq);
-  const { counter } = letter;
+  const { counter, revision } = letter;
   // Back in the queue under its old number, which may be below the mark.
   queue.queuedCounters.add(counter);
   queue.lowWater = Math.min(queue.lowWater, counter);
   const group = queue.groups.get(letter.groupId);
   if (group?.heldBy !== seq) {
-    const newSeq = queue.append(letter.groupId, letter.event, letter.priority, null, null, [], counter);
+    const newSeq = queue.append(letter.groupId, letter.event, letter.priority, null, null, [], { counter, revision });
     // What waited for the dead letter waits for the message it became.
     queue.after.move(seq, newSeq);
     return newSeq;
   }
   // Back to the head it held, with its own seq: every message behind it has a later one.
-  const message: Message<E> = { seq, counter, groupId: group.id, event: letter.event, key: null, notBefore: null, attempt: 0, lastError: null, holder: null, expiry: null, waits: 0, gone: false };
+  const message: Message<E> = { seq, counter, revision, groupId: group.id, event: letter.event, key: null, notBefore: null, attempt: 0, lastError: null, holder: null, expiry: null, waits: 0, gone: false };
   if (group.head > 0) group.fifo[--group.head] = message;
   else group.fifo.unshift(message);
   if (group.claimOrder === 0) group.firstSeq = seq;

@@ -20,6 +20,8 @@ export interface Message<E> {
   readonly seq: number;
   /** Its number among the queue's publishes (Lease.counter); kept by a redrive. */
   readonly counter: number;
+  /** Its content's revision (Lease.revision): one more for each replace or merge that changed it. */
+  revision: number;
   readonly groupId: string;
   /** Replaced or merged into by a publish with the same key and `onDuplicate`, while queued. */
   event: E;
@@ -64,8 +66,8 @@ export interface Group<E> extends HeapItem {
   paused: boolean;
 }
 
-/** A dead letter, with its message's counter, which a redrive gives back (and deadLetters() leaves out). */
-export type Buried<E> = DeadLetter<E> & { counter: number };
+/** A dead letter, with its message's counter and revision, which a redrive gives back (and deadLetters() leaves out). */
+export type Buried<E> = DeadLetter<E> & { counter: number; revision: number };
 
 /** The round-robin order: the group claimed longest ago first, never-claimed groups by their head's seq. */
 const byClaimOrder = <E>(a: Group<E>, b: Group<E>): boolean =>
@@ -143,12 +145,12 @@ export class MemoryQueue<E> {
     this.listeners.notify();
   }
 
-  /** Appends a message: a new publish, numbered next, unless `counter` gives a redriven one's own. */
-  append(groupId: string, event: E, priority: number, key: string | null, notBefore: number | null, waitsFor: readonly number[], counter?: number): number {
+  /** Appends a message: a new publish, numbered next, unless `redriven` gives a redriven one's own number and revision. */
+  append(groupId: string, event: E, priority: number, key: string | null, notBefore: number | null, waitsFor: readonly number[], redriven?: { counter: number; revision: number }): number {
     const seq = ++this.lastSeq;
-    counter ??= ++this.lastCounter;
+    const counter = redriven?.counter ?? ++this.lastCounter;
     this.queuedCounters.add(counter);
-    const message: Message<E> = { seq, counter, groupId, event, key, notBefore, attempt: 0, lastError: null, holder: null, expiry: null, waits: waitsFor.length, gone: false };
+    const message: Message<E> = { seq, counter, revision: redriven?.revision ?? 0, groupId, event, key, notBefore, attempt: 0, lastError: null, holder: null, expiry: null, waits: waitsFor.length, gone: false };
     this.after.add(message, waitsFor);
     let group = this.groups.get(groupId);
     const isHead = !group;

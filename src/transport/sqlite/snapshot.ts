@@ -49,6 +49,7 @@ export interface DeadRow {
   dead_at: number;
   reason: string | null;
   counter?: number;
+  revision?: number;
 }
 /** The counts of a queue's groups by state, and the next deadline. */
 interface StatsRow {
