@@ -120,8 +120,17 @@ export function postgresReceipts(db: PgDatabase, options: PostgresReceiptsOption
     label: `PostgreSQL schema ${s} at ${db.label}`,
     async deliver(d: Delivery, now: number, apply: (tx: PgQueryable) => StoredAnswer | Promise<StoredAnswer>): Promise<Receipt> {
       await migrated();
+      const key = [d.origin, d.queue, d.counter];
+      // A repeat or a stale delivery that carries no higher mark changes nothing: answered from
+      // the committed receipt without a transaction (a writing one costs a commit flush). A
+      // receipt once committed only moves to higher revisions, so the answer is one a
+      // serialized run at this moment would give.
+      const [seen] = await db.query<Row & { low_water: string | number }>(`SELECT revision, refused, status, body, low_water FROM ${R} WHERE origin = $1 AND queue = $2 AND counter = $3`, key);
+      if (seen !== undefined && Number(seen.low_water) >= d.lowWater) {
+        const early = decide({ revision: Number(seen.revision), refused: seen.refused }, d.revision);
+        if (early !== 'apply') return { status: Number(seen.status), body: seen.body, repeat: early };
+      }
       return db.transaction(async (tx) => {
-        const key = [d.origin, d.queue, d.counter];
         // The placeholder takes the number's row lock until COMMIT; a concurrent delivery of the
         // same number waits here and then finds the committed receipt.
         const inserted = await tx.query(
