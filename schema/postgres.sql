@@ -816,8 +816,8 @@ AS $function$
       RETURN true;
     END $function$;
 
--- function lh_release_keeping(p_queue integer, p_group text, p_seq bigint, p_attempt integer, p_worker text, p_delay double precision, p_now double precision, p_channel text)
-CREATE OR REPLACE FUNCTION :schema.lh_release_keeping(p_queue integer, p_group text, p_seq bigint, p_attempt integer, p_worker text, p_delay double precision, p_now double precision, p_channel text)
+-- function lh_release_keeping(p_queue integer, p_group text, p_seq bigint, p_attempt integer, p_worker text, p_delay double precision, p_reason text, p_now double precision, p_channel text)
+CREATE OR REPLACE FUNCTION :schema.lh_release_keeping(p_queue integer, p_group text, p_seq bigint, p_attempt integer, p_worker text, p_delay double precision, p_reason text, p_now double precision, p_channel text)
  RETURNS boolean
  LANGUAGE plpgsql
 AS $function$
@@ -832,6 +832,9 @@ AS $function$
       UPDATE :schema.lh_groups g SET holder = NULL, head_attempt = g.head_attempt - 1,
           locked_until = CASE WHEN p_delay = 0 THEN NULL ELSE coalesce(p_now, floor(extract(epoch FROM clock_timestamp()) * 1000)::double precision) + p_delay END
         WHERE g.queue = p_queue AND g.group_id = p_group;
+      IF p_reason IS NOT NULL THEN
+        UPDATE :schema.lh_messages m SET last_error = p_reason WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = p_seq;
+      END IF;
       IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;
       RETURN true;
     END $function$;

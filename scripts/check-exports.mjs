@@ -15,12 +15,12 @@ const expected = {
   './vite': ['leasehold'],
   './durable-object/client': ['connectLeasehold'],
   './postgres': ['PostgresTransport', 'PostgresStore', 'fromPg', 'fromPglite'],
-  './watch': ['watchQueue'],
+  './watch': ['watchQueue', 'queueStatus', 'groupStatus', 'syncState', 'GROUP_STATES'],
   './workflow': ['defineWorkflow', 'Workflows', 'WorkflowNondeterminismError', 'ChildWorkflowError'],
   './schedule': ['Schedules', 'CATCH_UP', 'slotEventId'],
   './inspector': ['defineInspector', 'httpTransport', 'QueueView', 'DeadLettersView'],
   './inspector/http': ['inspectorHandler'],
-  './react': ['useQueueStats', 'usePendingCount', 'useGroupMessages', 'useDeadLetters'],
+  './react': ['useQueueStats', 'usePendingCount', 'useGroupMessages', 'useDeadLetters', 'useSyncStatus', 'useGroupStatus'],
 };
 // Entries that import an optional peer: imported only where the peer is installed (their files
 // and require() are checked everywhere).
