@@ -13,6 +13,7 @@ TABLE lh_dead_letters (
   dead_at double precision NOT NULL
   reason text
   counter bigint
+  revision integer NOT NULL DEFAULT 0
 )
 CONSTRAINT lh_dead_letters_pkey PRIMARY KEY (id)
 CONSTRAINT lh_dead_letters_queue_seq_key UNIQUE (queue, seq)
@@ -58,6 +59,7 @@ TABLE lh_messages (
   watched boolean
   last_error text
   counter bigint
+  revision integer NOT NULL DEFAULT 0
 )
 CONSTRAINT lh_messages_pkey PRIMARY KEY (queue, group_id, seq)
 CREATE INDEX lh_messages_by_counter ON :schema.lh_messages USING btree (queue, counter);
@@ -202,23 +204,9 @@ AS $function$
       RETURN true;
     END $function$;
 
--- function lh_ack_claim(p_queue integer, p_claims regclass, p_group text, p_seq bigint, p_attempt integer, p_worker text, p_claimer text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint, p_channel text)
-CREATE OR REPLACE FUNCTION :schema.lh_ack_claim(p_queue integer, p_claims regclass, p_group text, p_seq bigint, p_attempt integer, p_worker text, p_claimer text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint, p_channel text)
- RETURNS TABLE(o_lost boolean, o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision)
- LANGUAGE plpgsql
-AS $function$
-    BEGIN
-      IF NOT :schema.lh_ack(p_queue, p_group, p_seq, p_attempt, p_worker, p_channel) THEN
-        o_lost := true;
-        RETURN NEXT;
-        RETURN;
-      END IF;
-      RETURN QUERY SELECT false, c.* FROM :schema.lh_claim(p_queue, p_claims, p_claimer, p_visibility, p_min_priority, p_now, p_max_attempts) c;
-    END $function$;
-
 -- function lh_ack_claim_many(p_queue integer, p_claims regclass, p_leases json, p_claimer text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint, p_max integer, p_channel text)
 CREATE OR REPLACE FUNCTION :schema.lh_ack_claim_many(p_queue integer, p_claims regclass, p_leases json, p_claimer text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint, p_max integer, p_channel text)
- RETURNS TABLE(o_done text, o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision)
+ RETURNS TABLE(o_done text, o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision, o_counter bigint, o_revision integer)
  LANGUAGE plpgsql
 AS $function$
     BEGIN
@@ -230,7 +218,7 @@ AS $function$
 
 -- function lh_ack_claim_one(p_queue integer, p_claims regclass, p_group text, p_seq bigint, p_attempt integer, p_worker text, p_claimer text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint, p_channel text)
 CREATE OR REPLACE FUNCTION :schema.lh_ack_claim_one(p_queue integer, p_claims regclass, p_group text, p_seq bigint, p_attempt integer, p_worker text, p_claimer text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint, p_channel text)
- RETURNS TABLE(o_lost boolean, o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision, o_counter bigint, o_low bigint)
+ RETURNS TABLE(o_lost boolean, o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision, o_counter bigint, o_revision integer, o_low bigint)
  LANGUAGE plpgsql
 AS $function$
     BEGIN
@@ -341,7 +329,7 @@ AS $function$
 
 -- function lh_claim(p_queue integer, p_claims regclass, p_worker text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint)
 CREATE OR REPLACE FUNCTION :schema.lh_claim(p_queue integer, p_claims regclass, p_worker text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint)
- RETURNS TABLE(o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision)
+ RETURNS TABLE(o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision, o_counter bigint, o_revision integer)
  LANGUAGE plpgsql
 AS $function$
     DECLARE
@@ -363,9 +351,9 @@ AS $function$
         -- The row is locked by this transaction, so its tuple id stays put until the update.
         UPDATE :schema.lh_groups g SET holder = p_worker, locked_until = v_now + p_visibility, head_attempt = v_attempt + 1,
             claim_order = nextval(p_claims)
-          FROM (SELECT m.seq, m.event FROM :schema.lh_messages m WHERE m.queue = p_queue AND m.group_id = v_group ORDER BY m.seq LIMIT 1) h
+          FROM (SELECT m.seq, m.event, m.counter, m.revision FROM :schema.lh_messages m WHERE m.queue = p_queue AND m.group_id = v_group ORDER BY m.seq LIMIT 1) h
           WHERE g.ctid = v_row
-          RETURNING h.seq, h.event INTO o_seq, o_event;
+          RETURNING h.seq, h.event, h.counter, h.revision INTO o_seq, o_event, o_counter, o_revision;
         IF NOT FOUND THEN RETURN; END IF;  -- a group row without messages: never left behind by any call
         o_group := v_group; o_attempt := v_attempt + 1; o_expires := v_now + p_visibility;
         RETURN NEXT;
@@ -375,7 +363,7 @@ AS $function$
 
 -- function lh_claim_many(p_queue integer, p_claims regclass, p_worker text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint, p_max integer)
 CREATE OR REPLACE FUNCTION :schema.lh_claim_many(p_queue integer, p_claims regclass, p_worker text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint, p_max integer)
- RETURNS TABLE(o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision)
+ RETURNS TABLE(o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision, o_counter bigint, o_revision integer)
  LANGUAGE plpgsql
 AS $function$
     DECLARE
@@ -384,7 +372,7 @@ AS $function$
     BEGIN
       FOR i IN 1..p_max LOOP
         v_found := false;
-        FOR o_seq, o_group, o_event, o_attempt, o_expires IN
+        FOR o_seq, o_group, o_event, o_attempt, o_expires, o_counter, o_revision IN
           SELECT * FROM :schema.lh_claim(p_queue, p_claims, p_worker, p_visibility, p_min_priority, v_now, p_max_attempts) LOOP
           v_found := true;
           RETURN NEXT;
@@ -395,7 +383,7 @@ AS $function$
 
 -- function lh_claim_one(p_queue integer, p_claims regclass, p_worker text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint)
 CREATE OR REPLACE FUNCTION :schema.lh_claim_one(p_queue integer, p_claims regclass, p_worker text, p_visibility double precision, p_min_priority integer, p_now double precision, p_max_attempts bigint)
- RETURNS TABLE(o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision, o_counter bigint, o_low bigint)
+ RETURNS TABLE(o_seq bigint, o_group text, o_event text, o_attempt integer, o_expires double precision, o_counter bigint, o_revision integer, o_low bigint)
  LANGUAGE plpgsql
 AS $function$
     DECLARE
@@ -417,9 +405,9 @@ AS $function$
         -- The row is locked by this transaction, so its tuple id stays put until the update.
         UPDATE :schema.lh_groups g SET holder = p_worker, locked_until = v_now + p_visibility, head_attempt = v_attempt + 1,
             claim_order = nextval(p_claims)
-          FROM (SELECT m.seq, m.event, m.counter FROM :schema.lh_messages m WHERE m.queue = p_queue AND m.group_id = v_group ORDER BY m.seq LIMIT 1) h
+          FROM (SELECT m.seq, m.event, m.counter, m.revision FROM :schema.lh_messages m WHERE m.queue = p_queue AND m.group_id = v_group ORDER BY m.seq LIMIT 1) h
           WHERE g.ctid = v_row
-          RETURNING h.seq, h.event, h.counter INTO o_seq, o_event, o_counter;
+          RETURNING h.seq, h.event, h.counter, h.revision INTO o_seq, o_event, o_counter, o_revision;
         IF NOT FOUND THEN RETURN; END IF;  -- a group row without messages: never left behind by any call
         o_low := (SELECT min(m.counter) FROM :schema.lh_messages m WHERE m.queue = p_queue);
         o_group := v_group; o_attempt := v_attempt + 1; o_expires := v_now + p_visibility;
@@ -463,22 +451,13 @@ AS $function$
       RETURN NULL;
     END $function$;
 
--- function lh_counter_of(p_queue integer, p_group text, p_seq bigint)
-CREATE OR REPLACE FUNCTION :schema.lh_counter_of(p_queue integer, p_group text, p_seq bigint)
- RETURNS bigint
- LANGUAGE plpgsql
-AS $function$
-    BEGIN
-      RETURN (SELECT m.counter FROM :schema.lh_messages m WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = p_seq);
-    END $function$;
-
 -- function lh_dead_letter_counter()
 CREATE OR REPLACE FUNCTION :schema.lh_dead_letter_counter()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
     BEGIN
-      SELECT m.counter INTO NEW.counter FROM :schema.lh_messages m WHERE m.queue = NEW.queue AND m.group_id = NEW.group_id AND m.seq = NEW.seq;
+      SELECT m.counter, m.revision INTO NEW.counter, NEW.revision FROM :schema.lh_messages m WHERE m.queue = NEW.queue AND m.group_id = NEW.group_id AND m.seq = NEW.seq;
       RETURN NEW;
     END $function$;
 
@@ -691,7 +670,7 @@ CREATE OR REPLACE FUNCTION :schema.lh_publish_keyed(p_queue integer, p_seqs regc
 AS $function$
     DECLARE
       v_now double precision := coalesce(p_now, :schema.lh_now());
-      v_holder text; v_until double precision; v_seq bigint; v_event text;
+      v_holder text; v_until double precision; v_seq bigint; v_event text; v_new text;
     BEGIN
       PERFORM 1 FROM :schema.lh_queues q WHERE q.id = p_queue FOR NO KEY UPDATE;
       SELECT g.holder, g.locked_until INTO v_holder, v_until FROM :schema.lh_groups g
@@ -706,8 +685,9 @@ AS $function$
             END IF;
             UPDATE :schema.lh_groups g SET holder = NULL, locked_until = NULL WHERE g.queue = p_queue AND g.group_id = p_group;
           END IF;
-          UPDATE :schema.lh_messages m
-            SET event = CASE WHEN p_mode = 'merge' THEN :schema.lh_merge_patch(v_event::json, p_event::json)::text ELSE p_event END
+          v_new := CASE WHEN p_mode = 'merge' THEN :schema.lh_merge_patch(v_event::json, p_event::json)::text ELSE p_event END;
+          -- A new revision (Lease.deliveryId) only when the content changed, as JSON values compare.
+          UPDATE :schema.lh_messages m SET event = v_new, revision = m.revision + (v_new::jsonb IS DISTINCT FROM v_event::jsonb)::integer
             WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = v_seq;
           IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;
           RETURN v_seq;
@@ -771,23 +751,25 @@ CREATE OR REPLACE FUNCTION :schema.lh_redrive(p_queue integer, p_seqs regclass, 
  RETURNS bigint
  LANGUAGE plpgsql
 AS $function$
-    DECLARE v_group text; v_priority smallint; v_event text; v_seq bigint; v_counter bigint;
+    DECLARE v_group text; v_priority smallint; v_event text; v_seq bigint; v_counter bigint; v_revision integer;
     BEGIN
       PERFORM 1 FROM :schema.lh_queues q WHERE q.id = p_queue FOR NO KEY UPDATE;
-      SELECT d.group_id, d.priority, d.event, d.counter INTO v_group, v_priority, v_event, v_counter FROM :schema.lh_dead_letters d
+      SELECT d.group_id, d.priority, d.event, d.counter, d.revision INTO v_group, v_priority, v_event, v_counter, v_revision FROM :schema.lh_dead_letters d
         WHERE d.queue = p_queue AND d.seq = p_seq FOR UPDATE;
       IF NOT FOUND THEN RETURN NULL; END IF;
       PERFORM 1 FROM :schema.lh_groups g WHERE g.queue = p_queue AND g.group_id = v_group AND g.held_seq = p_seq FOR UPDATE;
       IF FOUND THEN
         -- Every message behind it has a later seq, so under its own it is the head again.
-        INSERT INTO :schema.lh_messages (queue, group_id, seq, event, watched, counter)
-          VALUES (p_queue, v_group, p_seq, v_event, EXISTS (SELECT 1 FROM :schema.lh_waits w WHERE w.queue = p_queue AND w.on_seq = p_seq), v_counter);
+        INSERT INTO :schema.lh_messages (queue, group_id, seq, event, watched, counter, revision)
+          VALUES (p_queue, v_group, p_seq, v_event, EXISTS (SELECT 1 FROM :schema.lh_waits w WHERE w.queue = p_queue AND w.on_seq = p_seq), v_counter, v_revision);
         UPDATE :schema.lh_groups g SET held_seq = NULL, head_attempt = 0, holder = NULL, locked_until = NULL
           WHERE g.queue = p_queue AND g.group_id = v_group;
         v_seq := p_seq;
         IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;
       ELSE
         v_seq := :schema.lh_append(p_queue, p_seqs, v_group, v_event, v_priority, NULL, 0, NULL, p_channel, v_counter);
+        -- Its own number and content: the delivery id it had as a dead letter.
+        UPDATE :schema.lh_messages m SET revision = v_revision WHERE m.queue = p_queue AND m.group_id = v_group AND m.seq = v_seq AND v_revision <> 0;
         UPDATE :schema.lh_waits w SET on_seq = v_seq WHERE w.queue = p_queue AND w.on_seq = p_seq;
         IF FOUND THEN
           UPDATE :schema.lh_messages m SET watched = true WHERE m.queue = p_queue AND m.group_id = v_group AND m.seq = v_seq;
@@ -834,8 +816,8 @@ AS $function$
       RETURN true;
     END $function$;
 
--- function lh_release_keeping(p_queue integer, p_group text, p_seq bigint, p_attempt integer, p_worker text, p_delay double precision, p_now double precision, p_channel text)
-CREATE OR REPLACE FUNCTION :schema.lh_release_keeping(p_queue integer, p_group text, p_seq bigint, p_attempt integer, p_worker text, p_delay double precision, p_now double precision, p_channel text)
+-- function lh_release_keeping(p_queue integer, p_group text, p_seq bigint, p_attempt integer, p_worker text, p_delay double precision, p_reason text, p_now double precision, p_channel text)
+CREATE OR REPLACE FUNCTION :schema.lh_release_keeping(p_queue integer, p_group text, p_seq bigint, p_attempt integer, p_worker text, p_delay double precision, p_reason text, p_now double precision, p_channel text)
  RETURNS boolean
  LANGUAGE plpgsql
 AS $function$
@@ -850,6 +832,9 @@ AS $function$
       UPDATE :schema.lh_groups g SET holder = NULL, head_attempt = g.head_attempt - 1,
           locked_until = CASE WHEN p_delay = 0 THEN NULL ELSE coalesce(p_now, floor(extract(epoch FROM clock_timestamp()) * 1000)::double precision) + p_delay END
         WHERE g.queue = p_queue AND g.group_id = p_group;
+      IF p_reason IS NOT NULL THEN
+        UPDATE :schema.lh_messages m SET last_error = p_reason WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = p_seq;
+      END IF;
       IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;
       RETURN true;
     END $function$;

@@ -1,4 +1,4 @@
--- leasehold's SQLite schema (component versions: core 11, host 1). Written by `npm run schema:sqlite`; do not edit.
+-- leasehold's SQLite schema (component versions: core 12, host 1). Written by `npm run schema:sqlite`; do not edit.
 
 -- table lh_calls
 CREATE TABLE lh_calls (
@@ -31,6 +31,7 @@ CREATE TABLE lh_dead_letters (
   dead_at INTEGER NOT NULL,
   reason TEXT,
   counter INTEGER,
+  revision INTEGER NOT NULL DEFAULT 0,
   UNIQUE (queue_id, seq)
 );
 
@@ -69,6 +70,7 @@ CREATE TABLE lh_messages (
   watched INTEGER,
   last_error TEXT,
   counter INTEGER,
+  revision INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (queue_id, group_id, seq)
 ) WITHOUT ROWID;
 

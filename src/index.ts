@@ -45,7 +45,7 @@ export type { AbortSignalLike, BackoffOptions, Scheduler, WorkerLoopOptions } fr
 export { consume } from './consume/consume.js';
 export { RejectError, RetryLaterError } from './consume/outcomes.js';
 export type { ConsumeEvent } from './consume/events.js';
-export type { ConsumeErrorInfo, ConsumeHandler, ConsumeOptions, ConsumePhase, ConsumeSignal, Consumer, HandlerContext } from './consume/types.js';
+export type { ConsumeErrorInfo, ConsumeHandler, ConsumeOptions, ConsumePhase, ConsumeSignal, Consumer, ConsumerState, ConsumerStatus, HandlerContext } from './consume/types.js';
 
 // The execution store: per-entity workflow state with a transactional outbox, timers, spawns and a trace.
 export { InMemoryStore } from './store/memory.js';

@@ -34,9 +34,9 @@ describe('SqlTracer', () => {
     // floor, now, the queue's id (is it paused?), maxAttempts (unlimited: the largest safe
     // integer), the queue's id (twice: the head, the low-water mark)
     expect(update.params).toEqual(['w1', 5_100, 1, 1, 1, 1, 0, 100, 1, Number.MAX_SAFE_INTEGER, 1, 1]);
-    // The one row its RETURNING gave: the group, its delivery count, and the leased head as [seq, counter, event].
+    // The one row its RETURNING gave: the group, its delivery count, and the leased head as [seq, counter, revision, event].
     expect(update).toMatchObject({ rows: 1, row: { group_id: 'busy', head_attempt: 1 } });
-    expect(JSON.parse(update.row!.head as string)).toEqual([1, expect.any(Number), 'a']);
+    expect(JSON.parse(update.row!.head as string)).toEqual([1, expect.any(Number), 0, 'a']);
     expect(claim!.groups.total).toBe(2);
     expect(claim!.groups.before[0]).toMatchObject({ group_id: 'busy', holder: null, head_attempt: 0, claim_order: 0, locked_until: null });
     // The claimed group moved to the back of the claim order, leased by w1.

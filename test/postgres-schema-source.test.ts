@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PgDatabase } from '../src/postgres/driver.js';
 import { migratePostgres } from '../src/postgres/schema.js';
+import { PostgresTransport } from '../src/postgres/transport.js';
 import { describeObjects, describeSchema } from '../scripts/describe-postgres.js';
 import { pgliteDatabase, serverDatabase } from './support/postgres.js';
 
@@ -43,7 +44,8 @@ describe.each(databases)('the PostgreSQL schema source on %s', (_name, database)
     expect(await describeSchema(db, schema), regenerate).toBe(checkedIn);
   });
 
-  it.each(['postgres-v3.sql', 'postgres-v11.sql'])('makes a schema upgraded from fixture %s equal to schema/postgres.sql, its rows kept', async (fixture) => {
+  /** A schema as the release that wrote `fixture` left it (test/fixtures/make-postgres-v*.mts). */
+  const released = async (fixture: string): Promise<[PgDatabase, string]> => {
     const db = await database();
     const schema = `lh_source_${process.pid}_${schemas.length}`;
     schemas.push([db, schema]);
@@ -51,12 +53,29 @@ describe.each(databases)('the PostgreSQL schema source on %s', (_name, database)
     await db.transaction(async (tx) => {
       for (const statement of script.split('\n;\n')) if (statement.replace(/^--.*$/gm, '').trim()) await tx.query(statement);
     });
+    return [db, schema];
+  };
+
+  it.each(['postgres-v3.sql', 'postgres-v11.sql'])('makes a schema upgraded from fixture %s equal to schema/postgres.sql, its rows kept', async (fixture) => {
+    const [db, schema] = await released(fixture);
     const count = async () => (await db.query<{ n: number }>(`SELECT (SELECT count(*) FROM "${schema}".lh_messages) + (SELECT count(*) FROM "${schema}".lh_executions) AS n`))[0]!.n;
     const before = Number(await count());
     await migratePostgres(db, schema);
     expect(await describeSchema(db, schema), regenerate).toBe(checkedIn);
     expect(Number(await count())).toBe(before);
     expect(before).toBeGreaterThan(0);
+  });
+
+  it('upgrades a version 3 schema on open with a lease in flight, which it then acks and claims after', async () => {
+    // The fixture's queue 'jobs': g1's head (seq 2, {n: 1}) leased by w2 at attempt 1 until 1 006 000.
+    const [db, schema] = await released('postgres-v3.sql');
+    const transport = new PostgresTransport<{ n: number }>(db, { schema, queue: 'jobs', clock: () => 1_005_000 });
+    const lease = { seq: 2, groupId: 'g1', event: { n: 1 }, workerId: 'w2', attempt: 1, expiresAt: 1_006_000, queue: 'jobs' };
+    const { acked, claimed } = await transport.ackAndClaimMany([lease], 'w3', 1000, { max: 5 });
+    expect(acked).toEqual([lease]);
+    // g0's lease ran out at 1 001 000: its head comes again, then g1's next; numbered by seq at the upgrade.
+    expect(claimed.map((l) => [l.groupId, l.event.n, l.attempt, l.counter, l.revision])).toEqual([['g0', 0, 2, 1, 0], ['g1', 3, 1, 4, 0]]);
+    await transport.close();
   });
 
   it('fails the comparison naming a function whose body drifted', async () => {

@@ -103,6 +103,11 @@ const transportScenarios: Record<WriteMethods<typeof TRANSPORT_METHODS>, Scenari
       const lease = await claimOne(t);
       return (c) => c.t.release(lease, 500);
     }),
+    scenario('a held lease, with a reason', async (t) => {
+      await published(t, 'a');
+      const lease = await claimOne(t);
+      return (c) => c.t.release(lease, 500, 'server unreachable');
+    }),
     scenario('a lost lease', async (t) => {
       await published(t, 'a');
       const lease = { ...(await claimOne(t)), workerId: 'other' };

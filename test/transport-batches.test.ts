@@ -131,7 +131,7 @@ describe.each(sqliteBackends)('large batches against the model: $name', (backend
           /** Checks `got` against what successive claims of the model give at `now`, and keeps the leases. */
           const claimed = (got: Lease[], c: Claim, now: number) => {
             const expected = model.claimMany(`w${c.worker}`, c.visibility, c.minPriority, c.max, now);
-            expect(got.map((l) => ({ seq: l.seq, groupId: l.groupId, workerId: l.workerId, attempt: l.attempt, expiresAt: l.expiresAt }))).toEqual(expected);
+            expect(got.map((l) => ({ seq: l.seq, groupId: l.groupId, workerId: l.workerId, attempt: l.attempt, expiresAt: l.expiresAt, revision: l.revision }))).toEqual(expected);
             got.forEach((lease, i) => {
               expect(lease.event).toEqual({ n: lease.seq });
               leases.push({ real: lease, model: expected[i]! });

@@ -31,7 +31,7 @@ type Command =
   | { kind: 'claim'; worker: number; visibility: number; minPriority: number }
   | { kind: 'ack'; lease: number }
   | { kind: 'nack'; lease: number; delay: number; reason: number | null }
-  | { kind: 'release'; lease: number; delay: number }
+  | { kind: 'release'; lease: number; delay: number; reason: number | null }
   | { kind: 'reject'; lease: number; reason: number | null }
   | { kind: 'discard'; letter: number }
   | { kind: 'extend'; lease: number; visibility: number }
@@ -67,7 +67,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('nack' as const), lease: fc.nat(30), delay: fc.oneof(fc.constant(0), durations), reason: fc.option(fc.nat(1)) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('extend' as const), lease: fc.nat(30), visibility: durations }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('redrive' as const), letter: fc.nat(5) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), lease: fc.nat(30), delay: fc.oneof(fc.constant(0), durations) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), lease: fc.nat(30), delay: fc.oneof(fc.constant(0), durations), reason: fc.option(fc.nat(1)) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('reject' as const), lease: fc.nat(30), reason: fc.option(fc.nat(1)) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('discard' as const), letter: fc.nat(5) }) },
   // Groups 0–4 are the ones publishes use; null: the whole queue.
@@ -209,10 +209,10 @@ describe.each(transportBackends)('model-based: $name', (backend) => {
                 case 'reject': {
                   const pair = leases[c.lease % Math.max(leases.length, 1)];
                   if (!pair) break;
-                  const reason = c.kind === 'reject' && c.reason !== null ? `r${c.reason}` : null;
-                  const call = c.kind === 'release' ? t.release(pair.real, c.delay) : t.reject(pair.real, reason ?? undefined);
+                  const reason = c.reason === null ? null : `${c.kind === 'reject' ? 'r' : 'l'}${c.reason}`;
+                  const call = c.kind === 'release' ? t.release(pair.real, c.delay, reason ?? undefined) : t.reject(pair.real, reason ?? undefined);
                   const outcome = await call.then(() => true, (error: unknown) => (expect(error).toBeInstanceOf(LeaseLostError), false));
-                  const accepted = c.kind === 'release' ? model.release(pair.model, c.delay, now) : model.reject(pair.model, reason, now);
+                  const accepted = c.kind === 'release' ? model.release(pair.model, c.delay, now, reason) : model.reject(pair.model, reason, now);
                   expect(outcome).toBe(accepted);
                   // A release spends no attempt: the next delivery may carry this one again.
                   if (accepted && c.kind === 'release') delivered.set(pair.real.seq, pair.real.attempt - 1);

@@ -15,7 +15,8 @@ import { abortControllerClass, Job } from './job.js';
 import { checkGrace, type ConsumeConfig, resolveConsume } from './options.js';
 import { ackAll, ackAllAndClaim, claimUpTo } from './batch.js';
 import { RejectError, RetryLaterError } from './outcomes.js';
-import type { ConsumeHandler, ConsumeOptions, Consumer } from './types.js';
+import { StatusKeeper } from './status.js';
+import type { ConsumeHandler, ConsumeOptions, Consumer, ConsumerStatus } from './types.js';
 
 /**
  * Runs `handler` for every message `transport` delivers, until stopped: resolve → ack; throw →
@@ -69,6 +70,7 @@ class Consuming<E> implements Consumer {
   #pausedUntil = -Infinity;
   /** When the handlers of the current rate window started, oldest first (only with `rate`). */
   readonly #starts: number[] = [];
+  readonly #status = new StatusKeeper();
 
   constructor(cfg: ConsumeConfig<E>) {
     this.#cfg = cfg;
@@ -93,6 +95,7 @@ class Consuming<E> implements Consumer {
       cfg.scheduler.clearTimeout(this.#graceTimer);
     };
     if (cfg.signal?.aborted) void this.stop();
+    this.subscribe = this.subscribe.bind(this); // detachable, as useSyncExternalStore takes it
     this.done = this.#pump();
   }
 
@@ -104,12 +107,21 @@ class Consuming<E> implements Consumer {
     return this.#jobs.size;
   }
 
+  get status(): ConsumerStatus {
+    return this.#status.status;
+  }
+
+  subscribe(listener: () => void): () => void {
+    return this.#status.subscribe(listener);
+  }
+
   stop(options?: { graceMs?: number }): Promise<void> {
     if (options !== undefined && (typeof options !== 'object' || options === null)) throw new TypeError('options must be an object');
     const graceMs = options?.graceMs ?? this.#cfg.graceMs;
     checkGrace('options.graceMs', graceMs);
     if (this.#finished) return this.done;
     this.stopping = true;
+    this.#status.stopped();
     this.#kick();
     const now = this.#now();
     if (now + graceMs < this.#graceEnds) {
@@ -154,6 +166,7 @@ class Consuming<E> implements Consumer {
       // Only a bug gets here; stop cleanly rather than leave leases to run out.
       this.#cfg.onError(error, { phase: 'claim' });
       this.stopping = true;
+      this.#status.stopped();
       this.#releaseAll();
       while (this.#jobs.size > 0) await new Promise<void>((resolve) => (this.#wake = resolve));
     } finally {
@@ -192,7 +205,10 @@ class Consuming<E> implements Consumer {
       if (this.stopping) this.#release(job);
       else void this.#run(job, lease);
     }
-    if (leases.length > 0) this.#idleTimer.busy();
+    if (leases.length > 0) {
+      this.#idleTimer.busy();
+      this.#status.holding(this.#jobs.size);
+    }
   }
 
   async #run(job: Job<E>, lease: Lease<E>): Promise<void> {
@@ -213,12 +229,16 @@ class Consuming<E> implements Consumer {
     }
     const { error } = failure;
     if (error instanceof RetryLaterError) {
-      // Not the message's fault: back without spending an attempt, and no claims meanwhile.
-      if (await this.#settle(job, 'release', this.#cfg.transport.release(job.lease, error.afterMs))) {
+      // Not the message's fault: back without spending an attempt, and no claims meanwhile. The
+      // reason stays with the message, for every tab's status to show.
+      const reason = reasonFrom(error);
+      if (await this.#settle(job, 'release', this.#cfg.transport.release(job.lease, error.afterMs, reason))) {
         this.retried += 1;
         this.#cfg.events?.ended(job, job.lease, { type: 'retried', retryInMs: error.afterMs });
       }
       this.#pausedUntil = Math.max(this.#pausedUntil, this.#now() + error.afterMs);
+      // Claims start again once the hold is over (inclusive, as a park's).
+      this.#status.retrying(error.offline, this.#pausedUntil + 1, reason ?? null);
       this.#idleTimer.changed();
       return this.#drop(job);
     }
@@ -226,6 +246,7 @@ class Consuming<E> implements Consumer {
       const reason = reasonFrom(error);
       if (await this.#settle(job, 'reject', this.#cfg.transport.reject(job.lease, reason))) {
         this.rejected += 1;
+        this.#status.answered();
         this.#cfg.events?.ended(job, job.lease, { type: 'dead', reason: reason ?? null });
       }
       return this.#drop(job);
@@ -242,6 +263,7 @@ class Consuming<E> implements Consumer {
   /** The job's lease is settled (or given up): no slot, no renewal. */
   #forget(job: Job<E>): void {
     this.#jobs.delete(job);
+    this.#status.holding(this.#jobs.size);
     if (!job.stopped) void this.#keeper.stop(job);
   }
 
@@ -276,6 +298,7 @@ class Consuming<E> implements Consumer {
     try {
       const next = await transport.ackAndClaim(job.lease, workerId, visibilityMs, { minPriority });
       this.handled += 1;
+      this.#status.delivered(this.#now());
       this.#cfg.events?.ended(job, job.lease, { type: 'acked' });
       this.#forget(job);
       if (next) this.#start([next]);
@@ -314,6 +337,7 @@ class Consuming<E> implements Consumer {
   /** Counts the acks that landed (`acked`: the same lease objects as the jobs'), and reports each. */
   #acked(jobs: Job<E>[], acked: Lease<E>[]): void {
     this.handled += acked.length;
+    if (acked.length > 0) this.#status.delivered(this.#now());
     const events = this.#cfg.events;
     if (!events || acked.length === 0) return;
     const landed = new Set(acked);
@@ -333,6 +357,7 @@ class Consuming<E> implements Consumer {
     }
     this.#start(leases);
     if (leases.length < free && notices === this.#notices.count) this.#maybeWork = false;
+    if (leases.length === 0 && this.#jobs.size === 0) this.#status.nothingLeft(() => this.#now());
   }
 
   /**

@@ -78,6 +78,42 @@ export interface ConsumeOptions<E = unknown> extends WorkerLoopOptions {
   rate?: { max: number; perMs: number };
 }
 
+/**
+ * What a consumer is doing, in {@link ConsumerStatus.state}:
+ * - `idle`: it holds no lease and is waiting for work;
+ * - `delivering`: handlers are running (or their acks are on the way);
+ * - `retrying`: a handler threw a `RetryLaterError` (the server answered "later": 429, 503) and
+ *   no answer has come since; claims resume at `nextTryAt`;
+ * - `offline`: the same, for a `RetryLaterError` with `offline: true` (no answer came at all);
+ * - `stopped`: `stop()` was called (or its signal aborted, or its transport closed): it claims
+ *   nothing more. Handlers still in their grace may finish; `done` says when all is settled.
+ */
+export type ConsumerState = 'idle' | 'delivering' | 'retrying' | 'offline' | 'stopped';
+
+/**
+ * A consumer's {@link Consumer.status}: a snapshot, the same object until a field changes. Times
+ * are read from the consumer's `clock`.
+ */
+export interface ConsumerStatus {
+  /** See {@link ConsumerState}. */
+  readonly state: ConsumerState;
+  /**
+   * While `retrying` or `offline`: when the consumer claims again (the end of the latest
+   * `RetryLaterError`'s `afterMs`, + 1 by the inclusive rule of a park). It stays the same
+   * through that try: a time in the past means the try is under way. Null in any other state.
+   */
+  readonly nextTryAt: number | null;
+  /**
+   * The latest `RetryLaterError`'s message while `retrying` or `offline` (and after `stop()`
+   * cut one short); null otherwise. Cleared, with the state, by the next answer: an ack that
+   * lands, or a `RejectError` (the server refused, so it was reached); or when the consumer,
+   * past `nextTryAt`, holds nothing and finds nothing to claim (nothing left for it to retry).
+   */
+  readonly lastError: string | null;
+  /** When the latest ack of this consumer landed; null before the first. */
+  readonly lastDeliveredAt: number | null;
+}
+
 /** The running consumer that {@link consume} returns. */
 export interface Consumer {
   /** The worker id in its leases. */
@@ -109,4 +145,19 @@ export interface Consumer {
   readonly released: number;
   /** Whether `stop()` (or the signal) was called. */
   readonly stopping: boolean;
+  /**
+   * What the consumer is doing now, for a page to show (see {@link ConsumerStatus}): the same
+   * object until something in it changes, so `useSyncExternalStore(consumer.subscribe, () =>
+   * consumer.status)` works as it is. Reading it reads no clock and calls no transport.
+   */
+  readonly status: ConsumerStatus;
+  /**
+   * Calls `listener` (no arguments) after {@link status} changed, on a microtask: changes made
+   * together (a batch of acks, an ack and the next claim) are told once, and a notice may find
+   * the same status object when they undid each other. What the listener
+   * throws surfaces as an unhandled rejection and cannot break the consumer. Returns the
+   * unsubscribe; may be passed detached.
+   * @throws TypeError if `listener` is not a function.
+   */
+  subscribe(listener: () => void): () => void;
 }

@@ -297,8 +297,8 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     return this.#giveBack('lh_release', lease, delayMs, reason);
   }
 
-  async release(lease: Lease<E>, delayMs = 0): Promise<void> {
-    return this.#giveBack('lh_release_keeping', lease, delayMs, undefined);
+  async release(lease: Lease<E>, delayMs = 0, reason?: string): Promise<void> {
+    return this.#giveBack('lh_release_keeping', lease, delayMs, reason);
   }
 
   async #giveBack(fn: 'lh_release' | 'lh_release_keeping', lease: Lease<E>, delayMs: number, reason: unknown): Promise<void> {
@@ -307,9 +307,11 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const why = checkReason(reason);
     const { now, q, heard } = await this.#begin(true);
     const [row] =
-      why === null
-        ? await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn(fn, 8)} AS ok`, [q.id, ...heldBy(lease), delayMs, now, q.channel])
-        : await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_fail', 9)} AS ok`, [q.id, ...heldBy(lease), delayMs, encodeId(why), now, q.channel]);
+      fn === 'lh_release_keeping'
+        ? await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn(fn, 9)} AS ok`, [q.id, ...heldBy(lease), delayMs, why === null ? null : encodeId(why), now, q.channel])
+        : why === null
+          ? await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn(fn, 8)} AS ok`, [q.id, ...heldBy(lease), delayMs, now, q.channel])
+          : await this.#db.query<{ ok: boolean }>(`SELECT ${this.#fn('lh_fail', 9)} AS ok`, [q.id, ...heldBy(lease), delayMs, encodeId(why), now, q.channel]);
     if (!row!.ok) throw lost(lease);
     this.#changed(null, heard);
   }

@@ -1,15 +1,17 @@
 /**
- * leasehold/react: hooks that show a queue in React components, on {@link watchQueue}. Every
+ * leasehold/react: hooks that show a queue in React components, on {@link watchQueue}: counts,
+ * messages, dead letters, and status in words (`useSyncStatus`, `useGroupStatus`). Every
  * hook of one transport shares one watch (a count hook shares the cheap `stats()` reads; a hook
  * that needs messages shares one `inspect()` watch), so ten components showing "3 pending" cost
  * one read per change. React (18 or later: `useSyncExternalStore`) is the app's own, an
  * optional peer of leasehold.
  */
-import { useCallback, useMemo, useSyncExternalStore } from 'react';
+import { useCallback, useMemo, useRef, useSyncExternalStore } from 'react';
+import type { ConsumerStatus } from '../consume/types.js';
 import type { DeadLetter, MessageSnapshot, Transport, TransportStats } from '../transport/contract.js';
-import { type QueueState, type QueueWatch, watchQueue } from '../watch/watch.js';
+import { groupStatus, type GroupStatus, queueStatus, type QueueState, type QueueWatch, syncState, type SyncStatus, watchQueue } from '../watch/watch.js';
 
-export type { QueueState, QueueWatch, WatchOptions } from '../watch/watch.js';
+export type { ConsumerState, ConsumerStatus, GroupState, GroupStatus, HeldBy, QueueState, QueueStatus, QueueWatch, SyncState, SyncStatus, WatchOptions } from '../watch/watch.js';
 
 /** One watch per transport and kind, made at first use and idle (no reads) while no component shows it. */
 const watches = new WeakMap<object, { counts?: QueueWatch<unknown>; full?: QueueWatch<unknown> }>();
@@ -32,6 +34,48 @@ export function sharedWatch<E>(transport: Transport<E>, inspect: boolean): Queue
 function useWatch<E, T>(transport: Transport<E>, inspect: boolean, select: (state: QueueState<E> | undefined) => T): T {
   const watch = sharedWatch(transport, inspect);
   return useSyncExternalStore(watch.subscribe, () => select(watch.getSnapshot()));
+}
+
+const noConsumer = (): (() => void) => () => {};
+const noStatus = (): null => null;
+
+/**
+ * Where the page's delivery stands, in one word and in detail: the queue's {@link QueueStatus}
+ * (from the shared snapshot watch) and, given the page's `consumer`, its status, combined by
+ * `syncState` (the consumer's `offline` or `retrying` first, then the queue's `retrying`,
+ * `held`, `dead`, `paused`, `sending`, `pending`, `delivered`). `queue` is null until the first
+ * read, and `state` too unless the consumer is offline or retrying: never a made-up "delivered".
+ * The same object until the consumer's status or the queue's snapshot changes.
+ * @throws TypeError if `transport` is not a leasehold Transport, or `consumer` is given and has no `subscribe`.
+ */
+export function useSyncStatus(transport: Transport, consumer?: { readonly status: ConsumerStatus; subscribe(listener: () => void): () => void }): SyncStatus {
+  if (consumer !== undefined && (typeof consumer !== 'object' || consumer === null || typeof consumer.subscribe !== 'function')) {
+    throw new TypeError('consumer must be what consume() returns');
+  }
+  const own = useSyncExternalStore(consumer ? consumer.subscribe : noConsumer, consumer ? () => consumer.status : noStatus);
+  // queueStatus gives one object per snapshot, and the watch keeps its snapshot until it changes.
+  const queue = useWatch(transport, true, (state) => (state?.snapshot ? queueStatus(state.snapshot) : null));
+  return useMemo(() => ({ state: syncState(queue, own), queue, consumer: own }), [queue, own]);
+}
+
+/**
+ * The status of one group (a record): `pending`, `sending`, `retrying` (with `nextTryAt` and
+ * `lastError`), `held` (with the dead letter and its reason), `blocked`, `paused`, `dead` or
+ * `delivered` — never `delivered` while a dead letter of the group remains. Null until the first
+ * read. The same object until the group's status changes.
+ * @throws TypeError if `transport` is not a leasehold Transport or `groupId` not a string.
+ */
+export function useGroupStatus(transport: Transport, groupId: string): GroupStatus | null {
+  if (typeof groupId !== 'string') throw new TypeError('groupId must be a string');
+  // A snapshot changes with any group; the previous object is kept while this group's reads the
+  // same (a status is a few plain fields), so a list of records re-renders only the one that moved.
+  const last = useRef<{ status: GroupStatus | null; text: string } | null>(null);
+  return useWatch(transport, true, (state) => {
+    const status = state?.snapshot ? groupStatus(state.snapshot, groupId) : null;
+    const text = JSON.stringify(status);
+    if (last.current?.text !== text) last.current = { status, text };
+    return last.current.status;
+  });
 }
 
 /**

@@ -326,8 +326,8 @@ export interface MessageSnapshot<E = unknown> {
   /** The idempotency key, if it was published with one. */
   key: string | null;
   /**
-   * The `reason` of the last `nack` that gave one (a `consume()` handler's error message), or
-   * null: what went wrong on the way to an attempt still to come.
+   * The `reason` of the last `nack` or `release` that gave one (a `consume()` handler's error
+   * message, a `RetryLaterError`'s), or null: what went wrong on the way to an attempt still to come.
    */
   lastError: string | null;
 }
@@ -359,7 +359,7 @@ export interface DeadLetter<E = unknown> {
   attempt: number;
   /**
    * Why: the reason given to `reject`; else, when it ran out of attempts or was rejected
-   * without one, the reason of its last `nack` that gave one (see {@link Transport.nack});
+   * without one, the reason of its last `nack` or `release` that gave one (see {@link Transport.nack});
    * else null.
    */
   reason: string | null;
@@ -482,9 +482,14 @@ export interface Transport<E = unknown> {
    * `attempt` as this lease, and `maxAttempts` does not count this one. (So if the same worker
    * claims the message again, its new lease has the same `seq`, `attempt` and `workerId` as the
    * released one: give each worker loop its own id.)
-   * @throws LeaseLostError as {@link ack}.
+   * `reason` is taken and kept exactly as `nack`'s: the message's `lastError` (what a status
+   * shows: "server unreachable", "HTTP 503"), and its dead letter's `reason` if it later runs out
+   * of attempts; a release without one keeps the last one given. `consume()` passes the
+   * `RetryLaterError`'s message.
+   * @throws LeaseLostError as {@link ack}; TypeError / RangeError for a bad `delayMs` or
+   *   `reason`, nothing changed.
    */
-  release(lease: Lease<E>, delayMs?: number): Promise<void>;
+  release(lease: Lease<E>, delayMs?: number, reason?: string): Promise<void>;
 
   /**
    * Moves the leased message to the dead letters now, whatever attempts remain: the answer to a

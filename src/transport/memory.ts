@@ -227,8 +227,8 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     this.#giveBack(lease, delayMs, false, reason);
   }
 
-  async release(lease: Lease<E>, delayMs = 0): Promise<void> {
-    this.#giveBack(lease, delayMs, true, undefined);
+  async release(lease: Lease<E>, delayMs = 0, reason?: string): Promise<void> {
+    this.#giveBack(lease, delayMs, true, reason);
   }
 
   async reject(lease: Lease<E>, reason?: string): Promise<void> {

@@ -186,8 +186,8 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
     async nack(lease: Lease<E>, delayMs?: number, reason?: string) {
       await withLease(lease, (part, local) => part.nack(local, delayMs, reason));
     },
-    async release(lease: Lease<E>, delayMs?: number) {
-      await withLease(lease, (part, local) => part.release(local, delayMs));
+    async release(lease: Lease<E>, delayMs?: number, reason?: string) {
+      await withLease(lease, (part, local) => part.release(local, delayMs, reason));
     },
     async reject(lease: Lease<E>, reason?: string) {
       await withLease(lease, (part, local) => part.reject(local, reason));

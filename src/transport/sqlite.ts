@@ -176,8 +176,8 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     return this.#run(this.#operations.nack(lease, delayMs, reason));
   }
 
-  async release(lease: Lease<E>, delayMs?: number): Promise<void> {
-    return this.#run(this.#operations.release(lease, delayMs));
+  async release(lease: Lease<E>, delayMs?: number, reason?: string): Promise<void> {
+    return this.#run(this.#operations.release(lease, delayMs, reason));
   }
 
   async reject(lease: Lease<E>, reason?: string): Promise<void> {
@@ -319,7 +319,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       });
     },
     nack: (lease, delayMs = 0, reason) => this.#giveBack(this.#sql.releaseHead, lease, delayMs, reason),
-    release: (lease, delayMs = 0) => this.#giveBack(this.#sql.releaseKeep, lease, delayMs, undefined),
+    release: (lease, delayMs = 0, reason) => this.#giveBack(this.#sql.releaseKeep, lease, delayMs, reason),
     reject: (lease, reason) => {
       checkLease(lease, this.#queueName);
       const why = checkReason(reason);

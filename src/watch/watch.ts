@@ -11,12 +11,21 @@
  * change in a process whose notices do not reach this one raises no notice here: `pollMs`
  * covers those.
  *
+ * Status in words (`queueStatus`, `groupStatus`, `syncState`: pending, sending, retrying, held,
+ * blocked, paused, dead, delivered; offline from a consumer) is computed from a snapshot of a
+ * watch made with `inspect: true`, on demand: a watch nobody asks for status reads nothing more.
+ *
  * Its own entry, `leasehold/watch`, so the core entry carries no UI code.
  */
 import { checkDuration, checkOptions } from '../validate.js';
 import { hostScheduler } from '../worker/host.js';
 import type { Scheduler } from '../worker/types.js';
 import { isChangeNotifier, type Transport, type TransportSnapshot, type TransportStats } from '../transport/contract.js';
+
+// Status words for a page, read from a watch's snapshot (see status.ts).
+export { GROUP_STATES, groupStatus, queueStatus, syncState } from './status.js';
+export type { GroupState, GroupStatus, HeldBy, QueueStatus, SyncState, SyncStatus } from './status.js';
+export type { ConsumerState, ConsumerStatus } from '../consume/types.js';
 
 /** Options of {@link watchQueue}. */
 export interface WatchOptions {

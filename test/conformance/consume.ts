@@ -181,7 +181,8 @@ export function describeConsume(name: string, make: TransportFactory): void {
       );
       for (let round = 1; round <= 3; round++) {
         await until(() => consumer.retried === round, `retry ${round}`);
-        expect((await t.inspect()).groups.find((g) => g.groupId === 'a')!.messages[0], `round ${round}`).toMatchObject({ seq, attempt: 0, expiresAt: h.clock.now() + 500 });
+        // The error's message stays with the message, for every tab's status to show.
+        expect((await t.inspect()).groups.find((g) => g.groupId === 'a')!.messages[0], `round ${round}`).toMatchObject({ seq, attempt: 0, expiresAt: h.clock.now() + 500, lastError: 'retry in 500 ms' });
         if (round === 1) await t.publish('b', 'other'); // free at once, yet not claimed while the consumer waits
         const claims = claimCalls(s);
         await scheduler.advance(500);

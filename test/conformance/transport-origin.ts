@@ -295,7 +295,9 @@ export function describeOrigin(caps: TransportCaps, c: OriginSuiteContext): void
       const other = await c.h().queue!('notes/v2 é');
       await other.publish('a', 1);
       const lease = (await other.claim('w', 1000))!;
-      expect(lease.deliveryId).toBe(`${lease.origin}/notes%2Fv2%20%C3%A9/1/0`);
+      // A part of a spreadTransport names its own queue after the one it spreads.
+      expect(lease.deliveryId).toBe(`${lease.origin}/${encodeURIComponent(lease.queue!)}/1/0`);
+      expect(lease.deliveryId!.split('/')[1]).toMatch(/^notes%2Fv2%20%C3%A9/);
     });
   });
 }

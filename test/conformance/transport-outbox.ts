@@ -248,23 +248,26 @@ export function describeOutbox(caps: TransportCaps, c: OutboxSuiteContext): void
       ]);
     });
 
-    it('refuses a bad reason before anything changes; a stale nack keeps nothing', async () => {
+    it('refuses a bad reason to nack or release before anything changes; a stale one keeps nothing', async () => {
       await t().publish('g', 'a');
       const lease = (await t().claim('w1', 10))!;
-      for (const [reason, type] of [
-        [5, TypeError],
-        ['', RangeError],
-        ['\uDC00', RangeError],
-      ] as const) {
-        await c.unchangedBy(async () => {
-          const error = await t().nack(lease, 0, reason as never).then(() => undefined, (e: unknown) => e);
-          expect(error).toBeInstanceOf(type);
-          expect(String(error)).toMatch(/reason/);
-        });
+      for (const method of ['nack', 'release'] as const) {
+        for (const [reason, type] of [
+          [5, TypeError],
+          ['', RangeError],
+          ['\uDC00', RangeError],
+        ] as const) {
+          await c.unchangedBy(async () => {
+            const error = await t()[method](lease, 0, reason as never).then(() => undefined, (e: unknown) => e);
+            expect(error, `${method}(${String(reason)})`).toBeInstanceOf(type);
+            expect(String(error)).toMatch(/reason/);
+          });
+        }
       }
       await c.tick(11);
       await t().claim('w2', 1000);
       await c.unchangedBy(() => c.expectLost(t().nack(lease, 0, 'late'), lease));
+      await c.unchangedBy(() => c.expectLost(t().release(lease, 0, 'late'), lease));
     });
   });
 
@@ -303,6 +306,28 @@ export function describeOutbox(caps: TransportCaps, c: OutboxSuiteContext): void
       const next = (await t().claim('w2', 1000))!;
       expect(next.attempt).toBe(lease.attempt);
       await c.unchangedBy(() => c.expectLost(t().release(lease), lease));
+    });
+
+    it("keeps its reason as the message's lastError, as nack does; one without keeps the last", async () => {
+      await c.open({ maxAttempts: 2 });
+      const seq = await t().publish('g', 'a');
+      const lastError = async () => (await t().inspect()).groups[0]!.messages[0]!.lastError;
+      await t().release((await t().claim('w', 1000))!, 2000, 'server unreachable');
+      expect((await t().inspect()).groups[0]!.messages[0]).toMatchObject({ state: 'delayed', lastError: 'server unreachable', attempt: 0, expiresAt: now() + 2000 });
+      await c.tick(2001);
+      await t().release((await t().claim('w', 1000))!);
+      expect(await lastError()).toBe('server unreachable');
+      await t().release((await t().claim('w', 1000))!, 0, 'HTTP 503');
+      expect(await lastError()).toBe('HTTP 503');
+      // A nack's reason and a release's are one lastError: the latest given wins, either way.
+      await t().nack((await t().claim('w', 1000))!, 0, 'HTTP 500');
+      expect(await lastError()).toBe('HTTP 500');
+      await t().release((await t().claim('w', 1000))!, 0, 'timed out');
+      expect(await lastError()).toBe('timed out');
+      // It runs out of attempts (the nack spent one, the next claim a second): it dies with it.
+      await t().nack((await t().claim('w', 1000))!);
+      expect(await t().claim('w', 1000)).toBeNull();
+      expect(await t().deadLetters()).toEqual([expect.objectContaining({ seq, attempt: 2, reason: 'timed out' })]);
     });
   });
 

@@ -111,7 +111,7 @@ export function describeTransport(name: string, caps: TransportCaps, make: Trans
         const lease = await t.claim('w1', 5000);
         expect(lease).toEqual({
           seq, groupId: 'g', event: { hello: 'world' }, workerId: 'w1', attempt: 1, expiresAt: h.clock.now() + 5000, queue: caps.limits?.partQueues ? expect.any(String) : 'default',
-          origin: expect.stringMatching(/^[0-9a-f]{32}$/), counter: 1, lowWater: 1,
+          origin: expect.stringMatching(/^[0-9a-f]{32}$/), counter: 1, lowWater: 1, revision: 0, deliveryId: expect.stringMatching(/^[0-9a-f]{32}\/[^/]+\/1\/0$/),
         });
       });
 

@@ -13,7 +13,7 @@ export interface ModelMessage {
   /** A delayed publish: not deliverable while now <= this. */
   notBefore: number | null;
   attempt: number;
-  /** The last reason a nack gave. */
+  /** The last reason a nack or release gave. */
   lastError: string | null;
   holder: string | null;
   expiry: number | null;
@@ -212,10 +212,10 @@ export class TransportModel {
     return true;
   }
 
-  /** nack that hands the attempt back. */
-  release(lease: ModelLease, delay: number, now: number): boolean {
+  /** nack that hands the attempt back (its reason kept as a nack's is). */
+  release(lease: ModelLease, delay: number, now: number, reason: string | null = null): boolean {
     const m = this.held(lease);
-    if (!m || !this.nack(lease, delay, now)) return false;
+    if (!m || !this.nack(lease, delay, now, reason)) return false;
     m.attempt -= 1;
     return true;
   }
