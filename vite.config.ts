@@ -18,6 +18,8 @@ export const sharedAliases = {
   'leasehold/workflow': here('./src/workflow/index.ts'),
   'leasehold/schedule': here('./src/schedule/index.ts'),
   'leasehold/react': here('./src/react/index.ts'),
+  'leasehold/http': here('./src/http/index.ts'),
+  'leasehold/receiver': here('./src/receiver/index.ts'),
   // The server half first: an alias also matches longer specifiers that start with it.
   'leasehold/inspector/http': here('./src/inspector/http.ts'),
   'leasehold/inspector': here('./src/inspector/index.ts'),

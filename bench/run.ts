@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=transport|queue|consume|store|memory|edge]`: runs the Node benchmarks,
+ * `npm run bench [-- --quick] [-- --only=transport|queue|consume|store|memory|edge|receiver]`: runs the Node benchmarks,
  * prints Markdown tables and writes one JSON file per run to bench/results/ with the machine,
  * versions and parameters. `npm run bench` starts Node with `--expose-gc` for the memory figures.
  */
@@ -9,6 +9,7 @@ import { benchConsume } from './consume.js';
 import { benchEdge } from './edge.js';
 import { benchMemory } from './memory.js';
 import { benchQueue } from './queue.js';
+import { benchReceiver } from './receiver.js';
 import { benchStore } from './store.js';
 import { benchTransport } from './transport.js';
 import { type BenchRow, table } from './lib.js';
@@ -31,6 +32,7 @@ const sections: [string, string, () => Promise<BenchRow[]>][] = [
   ['store', 'ops/s', () => benchStore({ quick })],
   ['memory', 'bytes', () => benchMemory({ quick })],
   ['edge', 'messages/s', () => benchEdge({ quick })],
+  ['receiver', 'deliveries/s', () => benchReceiver({ quick })],
 ];
 
 const results: Record<string, BenchRow[]> = {};

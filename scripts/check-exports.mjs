@@ -21,6 +21,8 @@ const expected = {
   './inspector': ['defineInspector', 'httpTransport', 'QueueView', 'DeadLettersView'],
   './inspector/http': ['inspectorHandler'],
   './react': ['useQueueStats', 'usePendingCount', 'useGroupMessages', 'useDeadLetters', 'useSyncStatus', 'useGroupStatus'],
+  './http': ['httpDelivery', 'reportLostOrigin'],
+  './receiver': ['createReceiver', 'Refusal', 'sqliteReceipts', 'postgresReceipts', 'toNodeListener'],
 };
 // Entries that import an optional peer: imported only where the peer is installed (their files
 // and require() are checked everywhere).

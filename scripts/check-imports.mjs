@@ -51,7 +51,9 @@ export const LAYERS = [
   // The core entry: what `leasehold` exports; it must not pull a platform (each is its own entry).
   { name: 'core entry', units: ['index.ts'] },
   // Each platform supplies a send and a serving loop over the layers below, and knows no other.
-  { name: 'platforms', units: ['browser', 'durable-object', 'vite', 'react', 'inspector'], siblings: false },
+  // The two halves of an outbox's HTTP delivery sit here too, each its own entry: `http` (the
+  // consume() handler a client runs) and `receiver` (the server's receipts, on the SQL seams).
+  { name: 'platforms', units: ['browser', 'durable-object', 'vite', 'react', 'inspector', 'http', 'receiver'], siblings: false },
 ];
 
 /**

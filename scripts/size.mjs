@@ -104,6 +104,12 @@ const ENTRY_BUDGETS = {
   // Durable Object's (an answer's shape checked, the same errors): 0.13 kB. Its server half.
   './inspector': 12_800,
   './inspector/http': 3_000,
+  // The two halves of an outbox's HTTP delivery (2026-12-06): httpDelivery and reportLostOrigin,
+  // with RetryLaterError / RejectError and the option checks (6.2 / 2.6); the receiver with both
+  // receipt stores (SQLite and PostgreSQL SQL as text), the protocol's parser, the Node adapter,
+  // SQLite's migration runner and the JSON checks (22.4 / 7.7).
+  './http': 2_900,
+  './receiver': 8_200,
 };
 /**
  * Entries whose bundle must carry no SQL backend (none of the SQL schemas' table names appear
@@ -119,6 +125,7 @@ const ENTRIES_WITHOUT_SQL = {
   './inspector': true,
   './inspector/http': true,
   './durable-object/client': true,
+  './http': true,
 };
 const UNUSED = /sqlite3-worker1|sqlite3-opfs-async-proxy/;
 const root = fileURLToPath(new URL('../.tmp/size/', import.meta.url));

@@ -27,6 +27,8 @@ describe('the folder-edge check', () => {
         ['durable-object/object.ts', 'leasehold/browser', 'browser/index.ts'],
         ['durable-object/object.ts', '../browser/page.js', 'browser/page.ts'],
         ['index.ts', './browser/page.js', 'browser/page.ts'],
+        ['index.ts', './receiver/receiver.js', 'receiver/receiver.ts'],
+        ['receiver/receiver.ts', '../http/delivery.js', 'http/delivery.ts'],
         ['vite/plugin.ts', '../../demo/app.js', 'test/fixtures/imports/demo/app.js'],
         ['newthing/thing.ts', '', ''],
         ['transport/contract.ts', './queue.js', 'transport/queue.ts'],
@@ -45,6 +47,9 @@ describe('the folder-edge check', () => {
     // The two worker loops share src/worker/, never each other's code.
     expect(rule('consume/drain.ts', '../runtime/loop.js')).toMatch(/loops never import each other \(consume → runtime\)/);
     expect(rule('newthing/thing.ts', '')).toMatch(/newthing is in no layer/);
+    // The receiver (server) and the delivery helper (client) are platforms: apart, and never in the core entry.
+    expect(rule('receiver/receiver.ts', '../http/delivery.js')).toMatch(/platforms never import each other \(receiver → http\)/);
+    expect(rule('index.ts', './receiver/receiver.js')).toMatch(/core entry \(index\.ts\) never imports platforms \(receiver\)/);
     expect(violations.find((v) => v.file === 'transport/queue.ts' && v.specifier === '../remote/host.js')!.line).toBe(3);
   });
 
@@ -110,6 +115,6 @@ describe('the folder-edge check', () => {
     })();
     expect(error.status).toBe(1);
     expect(error.stderr).toContain("test/fixtures/imports/src/transport/queue.ts:2: '../browser/page.js' (→ browser/page.ts): backends (transport) never imports platforms (browser): arrows run down the layers");
-    expect(error.stderr.trim().split('\n')).toHaveLength(17);
+    expect(error.stderr.trim().split('\n')).toHaveLength(19);
   });
 });

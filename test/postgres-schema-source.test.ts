@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { PgDatabase } from '../src/postgres/driver.js';
 import { migratePostgres } from '../src/postgres/schema.js';
 import { PostgresTransport } from '../src/postgres/transport.js';
+import { postgresReceipts, RECEIVER_PG_VERSION } from '../src/receiver/postgres.js';
 import { describeObjects, describeSchema } from '../scripts/describe-postgres.js';
 import { pgliteDatabase, serverDatabase } from './support/postgres.js';
 
@@ -42,6 +43,23 @@ describe.each(databases)('the PostgreSQL schema source on %s', (_name, database)
   it('makes a fresh schema equal to schema/postgres.sql', async () => {
     const [db, schema] = await fresh();
     expect(await describeSchema(db, schema), regenerate).toBe(checkedIn);
+  });
+
+  it('makes a fresh receiver schema equal to schema/receiver-postgres.sql, also beside leasehold\'s tables', async () => {
+    const expected = readFileSync(new URL('../schema/receiver-postgres.sql', import.meta.url), 'utf8');
+    const db = await database();
+    const schema = `lh_source_${process.pid}_${schemas.length}`;
+    schemas.push([db, schema]);
+    await postgresReceipts(db, { schema }).counts('any');
+    expect(await describeSchema(db, schema), 'schema/receiver-postgres.sql is not what the receiver creates: run `npm run schema:postgres`').toBe(expected);
+    // leasehold's transport installed into the same schema keeps the receiver's tables, and the
+    // receiver opened again after it finds its version and changes nothing.
+    await migratePostgres(db, schema);
+    await postgresReceipts(db, { schema }).counts('any');
+    const [row] = await db.query<{ v: number }>(`SELECT max(version)::int AS v FROM "${schema}".lh_receiver_migrations`);
+    expect(row!.v).toBe(RECEIVER_PG_VERSION);
+    const both = await describeObjects(db, schema);
+    for (const name of ['lh_receiver_receipts', 'lh_receiver_lost', 'lh_receiver_migrations']) expect([...both.keys()].some((key) => key.endsWith(name))).toBe(true);
   });
 
   /** A schema as the release that wrote `fixture` left it (test/fixtures/make-postgres-v*.mts). */

@@ -2,12 +2,13 @@
  * The SQLite schema is what schema/sqlite.sql says, however a database got there: a fresh one,
  * and one upgraded from every file an earlier leasehold wrote that we keep (schema versions 3, 4,
  * 5 and 11), equal it object by object on both Node drivers; a second open of a current
- * database installs nothing; and a drifted trigger fails the comparison with a diff that names
+ * database installs nothing; the receiver's tables equal schema/receiver-sqlite.sql; and a drifted trigger fails the comparison with a diff that names
  * it. The Durable Object's side is in durable-object-driver.test.ts, PostgreSQL's in
  * postgres-schema.test.ts.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { RECEIVER_COMPONENT, sqliteReceipts } from '../src/receiver/sqlite.js';
 import { migrateHost } from '../src/remote/journal.js';
 import type { SqlDatabase } from '../src/sqlite/driver.js';
 import { installSchema } from '../src/sqlite/migrate.js';
@@ -17,7 +18,7 @@ import type { Lease, TransportSnapshot } from '../src/transport/contract.js';
 import { SqliteTransport } from '../src/transport/sqlite.js';
 import { scratchDir } from './support/backends.js';
 import { sqliteFileDrivers } from './support/sqlite-drivers.js';
-import { dumpSqliteSchema, REGENERATE, schemaDiff, SQLITE_SCHEMA_FILE } from './support/sqlite-schema.js';
+import { dumpSqliteSchema, RECEIVER_SQLITE_SCHEMA_FILE, REGENERATE, schemaDiff, SQLITE_SCHEMA_FILE } from './support/sqlite-schema.js';
 
 const scratch = scratchDir();
 afterAll(() => scratch.remove());
@@ -74,6 +75,20 @@ describe.each(drivers)('the SQLite schema as source: %s', (_name, driver) => {
     await transport.ack(written.lease);
     expect((await transport.stats()).queued).toBe(written.snapshot.groups.reduce((n, g) => n + g.messages.length, 0) - 1);
     db.close();
+  });
+
+  it('a fresh receiver database equals schema/receiver-sqlite.sql, and a second open writes nothing', async () => {
+    const path = driver.path();
+    const first = await driver.open(path);
+    sqliteReceipts(first);
+    const expected = readFileSync(new URL(`../${RECEIVER_SQLITE_SCHEMA_FILE}`, import.meta.url), 'utf8');
+    const diff = schemaDiff(expected, dumpSqliteSchema(first, [RECEIVER_COMPONENT]));
+    expect(diff, `${RECEIVER_SQLITE_SCHEMA_FILE} is not what the receiver creates: run \`${REGENERATE}\` if the change is meant\n${diff}`).toBe('');
+    first.close();
+    const again = recording(await driver.open(path));
+    sqliteReceipts(again.db);
+    expect(again.writes).toEqual([]);
+    again.db.close();
   });
 
   it('installs nothing on a second open of a current database; reinstalls the triggers alone when their source changes', async () => {

@@ -8,6 +8,8 @@ import type { SqlDatabase } from '../../src/sqlite/driver.js';
 
 /** Where the checked-in schema is, and the command that writes it again. */
 export const SQLITE_SCHEMA_FILE = 'schema/sqlite.sql';
+/** The receiver's tables (leasehold/receiver) in a server's SQLite database, alone. */
+export const RECEIVER_SQLITE_SCHEMA_FILE = 'schema/receiver-sqlite.sql';
 export const REGENERATE = 'npm run schema:sqlite';
 
 interface SchemaRow {
@@ -20,16 +22,16 @@ interface SchemaRow {
  * Every `lh_*` table, index and trigger of `db` with its SQL, comments dropped and whitespace
  * laid out one way (the text SQLite keeps is the text that created the object, so an upgraded
  * database keeps its old indentation), tables and indexes by name, triggers in the order they
- * were created (the order SQLite runs them in), and the component versions. Deterministic: two
+ * were created (the order SQLite runs them in), and the versions of `components`. Deterministic: two
  * databases with the same objects give the same text.
  */
-export function dumpSqliteSchema(db: SqlDatabase): string {
+export function dumpSqliteSchema(db: SqlDatabase, components: readonly string[] = ['core', 'host']): string {
   const rows = db
     .prepare("SELECT type, name, sql FROM sqlite_master WHERE name LIKE 'lh\\_%' ESCAPE '\\' AND name <> 'lh_user_version' AND sql IS NOT NULL ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, CASE type WHEN 'trigger' THEN rowid ELSE 0 END, name")
     .all<SchemaRow>();
-  const versions = db.transaction(() => ['core', 'host'].map((component) => `${component} ${db.schemaVersion(component)}`).join(', '));
+  const versions = db.transaction(() => components.map((component) => `${component} ${db.schemaVersion(component)}`).join(', '));
   const blocks = rows.map((row) => `-- ${row.type} ${row.name}\n${layout(row.type, row.sql)};`);
-  return [`-- leasehold's SQLite schema (component versions: ${versions}). Written by \`${REGENERATE}\`; do not edit.`, ...blocks].join('\n\n') + '\n';
+  return [`-- leasehold's SQLite schema${components.includes('core') ? '' : `, ${components.join(', ')} alone`} (component versions: ${versions}). Written by \`${REGENERATE}\`; do not edit.`, ...blocks].join('\n\n') + '\n';
 }
 
 /**
