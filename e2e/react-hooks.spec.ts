@@ -1,15 +1,21 @@
 /**
  * leasehold/react in a real browser with real React: pages built here (Vite's own API) render
  * usePendingCount, useGroupMessages and useDeadLetters over an in-memory transport, and the
- * counts follow publishes and acks; and useSyncStatus / useGroupStatus over a consumer, from
- * offline to delivered, and held for a refused record. React is an optional peer of leasehold and
- * a devDependency of the project, so the tests always run.
+ * counts follow publishes and acks; and a notes app as users would write one — an outbox in
+ * leasehold/browser (OPFS, its host worker), delivered by leasehold/http to the real
+ * leasehold/receiver served beside the page — whose useSyncStatus / useGroupStatus go from
+ * offline to retrying to delivered, and to held for a note the server refuses. React is an
+ * optional peer of leasehold and a devDependency of the project, so the tests always run.
  */
 import { expect, type Page, test } from '@playwright/test';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, preview } from 'vite';
+import { build, type Plugin, preview } from 'vite';
+import { createReceiver, Refusal, sqliteReceipts, toNodeListener } from '../src/receiver/index.js';
+import { openBetterSqliteDatabase } from '../src/sqlite/better.js';
+import { leasehold } from '../src/vite/index.js';
+import { sharedAliases } from '../vite.config.js';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -35,16 +41,21 @@ function App() {
 createRoot(document.getElementById('root')).render(h(StrictMode, null, h(App)));
 `;
 
-/** Builds `source` as a page's script, serves it on a free port, opens it in `page`, runs `body`. */
-async function withPage(page: Page, source: string, body: () => Promise<void>): Promise<void> {
+/** Builds `source` as a page's script, serves it on a free port (with `plugins` in the server), opens it in `page`, runs `body`. */
+async function withPage(page: Page, source: string, body: () => Promise<void>, plugins: Plugin[] = []): Promise<void> {
   // Inside the repository (.tmp/ is ignored), so the page's imports of react resolve to the project's own.
   mkdirSync(here('../.tmp'), { recursive: true });
   const dir = mkdtempSync(join(here('../.tmp'), 'react-'));
   writeFileSync(join(dir, 'index.html'), '<!doctype html><html><body><div id="root"></div><script type="module" src="./main.js"></script></body></html>\n');
   writeFileSync(join(dir, 'main.js'), source);
-  const alias = { 'leasehold/react': here('../src/react/index.ts'), leasehold: here('../src/index.ts') };
-  await build({ configFile: false, root: dir, logLevel: 'warn', resolve: { alias }, build: { outDir: join(dir, 'dist') } });
-  const server = await preview({ configFile: false, root: dir, logLevel: 'warn', build: { outDir: join(dir, 'dist') }, preview: { port: 0, host: '127.0.0.1' } });
+  const outDir = join(dir, 'dist');
+  // es2022: the notes page awaits its database at the top level, as an app's entry may. No
+  // timing notices: bundling sqlite-wasm's worker on loaded cores is slow, and not this test's concern.
+  await build({
+    configFile: false, root: dir, logLevel: 'warn', resolve: { alias: sharedAliases }, plugins: [leasehold()],
+    build: { outDir, target: 'es2022', rolldownOptions: { checks: { bundlerTimings: false } } },
+  });
+  const server = await preview({ configFile: false, root: dir, logLevel: 'warn', plugins, build: { outDir }, preview: { port: 0, host: '127.0.0.1' } });
   try {
     await page.goto(server.resolvedUrls!.local[0]!);
     await body();
@@ -81,73 +92,137 @@ test('React hooks render pending counts that follow publishes and acks', async (
   });
 });
 
-// A consumer on a manual clock and scheduler (advance() fires what is due), whose handler is
-// offline while `window.mode` says so and refuses an event whose text is 'bad'.
-const STATUS_PAGE = `
+
+// A notes app: each note's edits go to one outbox message (key 'save', merged), delivered by
+// httpDelivery to /api/mutations; each note and the whole outbox show their status in words.
+const NOTES_PAGE = `
 import { createElement as h, StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { consume, InMemoryTransport, ManualClock, RejectError, RetryLaterError } from 'leasehold';
+import { consume } from 'leasehold';
+import { openBrowserDatabase } from 'leasehold/browser';
+import { httpDelivery } from 'leasehold/http';
 import { useGroupStatus, useSyncStatus } from 'leasehold/react';
 
-const clock = new ManualClock(1000);
-const timers = new Set();
-const scheduler = {
-  setTimeout(callback, ms) { const timer = { due: clock.now() + ms, callback }; timers.add(timer); return timer; },
-  clearTimeout(timer) { timers.delete(timer); },
-};
-window.advance = (ms) => {
-  clock.advance(ms);
-  for (const timer of [...timers]) if (timer.due <= clock.now()) { timers.delete(timer); timer.callback(); }
-};
-window.mode = 'ok';
-const transport = new InMemoryTransport({ clock: clock.now, onDeadLetter: 'hold' });
-window.transport = transport;
-const consumer = consume(transport, async (event) => {
-  if (window.mode === 'offline') throw new RetryLaterError({ afterMs: 5000, offline: true }, 'server unreachable');
-  if (event.text === 'bad') throw new RejectError('HTTP 422: title is required');
-}, { clock: clock.now, scheduler, idleMinMs: 60000, idleMaxMs: 60000 });
+const db = await openBrowserDatabase({ name: 'notes', onDeadLetter: 'hold' });
+const outbox = db.queue('mutations');
+const consumer = consume(outbox, httpDelivery({ url: '/api/mutations' }));
+
+// One save at a time, in typing order, so the queued message always ends with the latest text.
+let saving = Promise.resolve();
+const save = (id, text) => (saving = saving.then(() => outbox.publish(id, { id, text }, { key: 'save', onDuplicate: 'merge' })));
+window.saved = () => saving;
 
 function Note({ id }) {
-  const status = useGroupStatus(transport, id);
-  if (status === null) return h('p', { id }, 'loading');
-  const why = status.heldBy ? ' by ' + status.heldBy.seq + ': ' + status.heldBy.reason : status.lastError ? ' (' + status.lastError + ')' : '';
-  return h('p', { id }, status.state + why);
+  const status = useGroupStatus(outbox, id);
+  let text = status === null ? 'loading' : status.state;
+  if (status?.heldBy) text += ' (' + (status.queued) + ' waiting): ' + status.heldBy.reason;
+  else if (status?.lastError) text += ' (' + status.lastError + ')';
+  return h('li', null,
+    // onInput, not onChange: Playwright's fill in Firefox (WebDriver BiDi) sets the value through
+    // its setter, which React's change tracking takes for its own write, so onChange never fires.
+    h('textarea', { 'aria-label': id, onInput: (event) => void save(id, event.target.value) }),
+    h('output', { id: id + '-status' }, text));
 }
 
-function App() {
-  const sync = useSyncStatus(transport, consumer);
-  const own = sync.consumer;
-  const detail = own && own.nextTryAt !== null ? ': ' + own.lastError + ', next try at ' + own.nextTryAt : '';
-  return h('main', null,
-    h('p', { id: 'sync' }, sync.state === null ? 'loading' : sync.state + detail),
-    h(Note, { id: 'note-1' }),
-    h(Note, { id: 'note-2' }));
+function Sync() {
+  const { state, queue, consumer: own } = useSyncStatus(outbox, consumer);
+  let text = state ?? 'loading';
+  if (state === 'offline' || state === 'retrying') text += ': ' + queue?.queued + ' pending, ' + own.lastError + ', next try at ' + own.nextTryAt;
+  if (state === 'held') text += ': ' + queue.held.map((held) => held.groupId + ' ' + held.reason).join('; ');
+  return h('p', { id: 'sync' }, text);
 }
-createRoot(document.getElementById('root')).render(h(StrictMode, null, h(App)));
+
+createRoot(document.getElementById('root')).render(h(StrictMode, null, h('main', null,
+  h(Sync), h('ul', null, ['note-1', 'note-2', 'note-3'].map((id) => h(Note, { key: id, id }))))));
 `;
 
-test('useSyncStatus and useGroupStatus show offline, then delivered, and held for a refused record', async ({ page }) => {
-  await withPage(page, STATUS_PAGE, async () => {
-    await expect(page.locator('#sync')).toHaveText('delivered');
-    await expect(page.locator('#note-1')).toHaveText('delivered');
-    await page.evaluate(async () => {
-      const w = window as any;
-      w.mode = 'offline';
-      await w.transport.publish('note-1', { text: 'hello' });
-    });
-    await expect(page.locator('#sync')).toHaveText('offline: server unreachable, next try at 6001');
-    await expect(page.locator('#note-1')).toHaveText('retrying (server unreachable)');
-    await page.evaluate(() => {
-      const w = window as any;
-      w.mode = 'ok';
-      w.advance(5001);
-    });
-    await expect(page.locator('#sync')).toHaveText('delivered');
-    await expect(page.locator('#note-1')).toHaveText('delivered');
-    // A refused create holds its record: never shown as delivered.
-    const seq = await page.evaluate(async () => (window as any).transport.publish('note-2', { text: 'bad' }) as Promise<number>);
-    await expect(page.locator('#note-2')).toHaveText(`held by ${seq}: HTTP 422: title is required`);
-    await expect(page.locator('#sync')).toHaveText('held');
-    await expect(page.locator('#note-1')).toHaveText('delivered');
+test('a notes app shows offline, retrying, delivered, and held for a note the receiver refuses', async ({ page, context }, testInfo) => {
+  // The receiver's database: the app's notes table, written in the receipt's transaction, and a
+  // log of every apply, which tells an edit applied twice (or an intermediate text) from one.
+  const serverDb = await openBetterSqliteDatabase(testInfo.outputPath('server.db'));
+  serverDb.exec('CREATE TABLE notes (id TEXT PRIMARY KEY, text TEXT NOT NULL); CREATE TABLE applied (id TEXT NOT NULL, text TEXT NOT NULL)');
+  const saveNote = serverDb.prepare('INSERT INTO notes (id, text) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET text = excluded.text');
+  const logApply = serverDb.prepare('INSERT INTO applied (id, text) VALUES (?, ?)');
+  const receiver = createReceiver({
+    store: sqliteReceipts(serverDb),
+    apply(note: { id: string; text: string }) {
+      if (note.text.trim() === '') throw new Refusal('a note needs some text');
+      saveNote.run(note.id, note.text);
+      logApply.run(note.id, note.text);
+    },
   });
+  const listener = toNodeListener(receiver.handle);
+  // The server's own outage (maintenance, overload): the receiver is not reached while it lasts.
+  const server = { down: false, outageAnswers: 0 };
+  const api: Plugin = {
+    name: 'notes-api',
+    configurePreviewServer(preview) {
+      preview.middlewares.use('/api/mutations', (request, response) => {
+        if (!server.down) return listener(request, response);
+        server.outageAnswers += 1;
+        response.writeHead(503, { 'retry-after': '2', 'content-type': 'application/json' });
+        response.end(JSON.stringify({ error: 'down for maintenance' }));
+      });
+    },
+  };
+  const notes = () => serverDb.prepare('SELECT id, text FROM notes ORDER BY id').all();
+  const applied = () => serverDb.prepare('SELECT id, text FROM applied ORDER BY rowid').all();
+  const sync = page.locator('#sync');
+  const status = (id: string) => page.locator(`#${id}-status`);
+
+  try {
+    await withPage(page, NOTES_PAGE, async () => {
+      await expect(sync).toHaveText('delivered');
+
+      // Offline: the first save finds no network; the edits after it merge into the queued
+      // messages (one per note), landing while the consumer waits out httpDelivery's retryMs
+      // (5 s), when no message is under a lease (a leased one is never changed).
+      await context.setOffline(true);
+      await page.getByLabel('note-1').fill('Shopping');
+      await expect(sync).toHaveText(/^offline: 1 pending, unreachable: .+, next try at \d+$/);
+      await page.getByLabel('note-1').fill('Shopping: milk');
+      await page.getByLabel('note-2').fill('Call Ann');
+      await page.getByLabel('note-2').fill('Call Ann at 5');
+      await page.evaluate(() => (window as any).saved());
+      await expect(sync).toHaveText(/^offline: 2 pending, unreachable: .+, next try at \d+$/);
+      await expect(status('note-1')).toHaveText(/^retrying \(unreachable: .+\)$/);
+
+      // Back online, but the server is down: it answers 503 with Retry-After.
+      server.down = true;
+      const online = Date.now();
+      await context.setOffline(false);
+      await expect(sync).toHaveText(/^retrying: 2 pending, 503 Service Unavailable: retry in 2000 ms, next try at \d+$/);
+      const nextTryAt = Number((await sync.textContent())!.split(' ').at(-1));
+      expect(nextTryAt).toBeGreaterThan(online);
+      expect(nextTryAt).toBeLessThanOrEqual(Date.now() + 2_000);
+      // The note the consumer tried shows the server's answer; the other still waits its turn.
+      await expect(page.getByText(/^retrying \(503 Service Unavailable: retry in 2000 ms\)$/)).not.toHaveCount(0);
+      expect(notes()).toEqual([]);
+
+      // The server is back: each note's latest text, applied once; no intermediate text sent.
+      server.down = false;
+      await expect(sync).toHaveText('delivered');
+      await expect(status('note-1')).toHaveText('delivered');
+      await expect(status('note-2')).toHaveText('delivered');
+      expect(server.outageAnswers).toBeGreaterThan(0);
+      expect(notes()).toEqual([{ id: 'note-1', text: 'Shopping: milk' }, { id: 'note-2', text: 'Call Ann at 5' }]);
+      expect(applied()).toEqual(notes());
+
+      // A note the receiver refuses (422) holds its group with the server's reason; a later edit
+      // of it waits behind the refusal, while the other notes go on.
+      await page.getByLabel('note-3').fill('   ');
+      const reason = '422 Unprocessable Entity: a note needs some text';
+      await expect(status('note-3')).toHaveText(`held (0 waiting): ${reason}`);
+      await expect(sync).toHaveText(`held: note-3 ${reason}`);
+      await page.getByLabel('note-3').fill('Stamps');
+      await page.getByLabel('note-1').fill('Shopping: milk, eggs');
+      await expect.poll(notes).toEqual([{ id: 'note-1', text: 'Shopping: milk, eggs' }, { id: 'note-2', text: 'Call Ann at 5' }]);
+      await expect(status('note-1')).toHaveText('delivered');
+      await expect(status('note-3')).toHaveText(`held (1 waiting): ${reason}`);
+      await expect(sync).toHaveText(`held: note-3 ${reason}`);
+      expect(applied()).toEqual([{ id: 'note-1', text: 'Shopping: milk' }, { id: 'note-2', text: 'Call Ann at 5' }, { id: 'note-1', text: 'Shopping: milk, eggs' }]);
+    }, [api]);
+  } finally {
+    serverDb.close();
+  }
 });
