@@ -1,24 +1,27 @@
 /**
- * examples/offline-outbox, as a user runs it: installed from the packed tarball in a scratch
- * folder, built with `vite build` and leasehold/vite, served by its own `node server.mjs`, used
- * in Chromium with a profile on disk (what users have; OPFS and the service worker's cache
- * survive reloads and crashes there). The network is cut with Playwright's `setOffline`.
+ * examples/offline-outbox, as a user runs it: copied out of the package installed from the
+ * packed tarball, installed in its own folder, built with `vite build` and leasehold/vite, served
+ * by its own `node server.mjs` (leasehold/receiver on better-sqlite3), used in Chromium with a
+ * profile on disk (what users have; OPFS and the service worker's cache survive reloads and
+ * crashes there). The network is cut with Playwright's `setOffline`.
  */
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { repoRoot } from '../../scripts/pack.mjs';
 import { chromiumArgs, findChromium } from '../../scripts/chromium.mjs';
-import { addTask, createNote, edit, EXAMPLE, type ExampleServer, installExample, openTab, readText, row, type StoredMutation, startServer, waitForText, watch } from './outbox-support.ts';
+import { addTask, createNote, edit, type ExampleServer, installExample, openTab, readText, row, SHIPPED, type StoredMutation, startServer, waitForText, watch } from './outbox-support.ts';
 import { node } from './scratch.ts';
 
 let app = '';
+let files: string[] = [];
 const cleanups: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
-  const { scratch, tarball } = inject('packed');
-  app = await installExample(scratch, tarball);
+  const packed = inject('packed');
+  files = packed.files;
+  app = await installExample(packed.scratch, packed.tarball);
   const build = await node(app, ['node_modules/vite/bin/vite.js', 'build']);
   expect(build.code, build.stdout + build.stderr).toBe(0);
 }, 300_000);
@@ -42,6 +45,12 @@ async function browser(url: string): Promise<BrowserContext> {
   return context;
 }
 
+/** The reason of a create refused for its length (`--max-length 20`), as httpDelivery keeps it. */
+const REFUSED = '422 Unprocessable Entity: text is longer than 20 characters';
+
+/** Waits until the page's one word for its sync (syncState) is `word`. */
+const waitForSync = (page: Page, word: string) => page.waitForSelector(`body[data-sync="${word}"]`, { timeout: 30_000 });
+
 /** Polls `read` until the assertion holds, for up to 30 s. */
 const poll = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeout: 30_000, interval: 50 });
 
@@ -57,9 +66,30 @@ function arrivals(mutations: StoredMutation[], entity: string): number[] {
   return mutations.flatMap((m, i) => (m.entity === entity ? [i] : []));
 }
 
+/** Whether `version` is in the caret range `range` (`^0.2.0`: 0.2.x from 0.2.0 on; `^1.2.0`: 1.x from 1.2.0 on). */
+function inCaret(range: string, version: string): boolean {
+  const [want, have] = [/^\^(\d+)\.(\d+)\.(\d+)$/.exec(range), /^(\d+)\.(\d+)\.(\d+)$/.exec(version)].map((m) => m?.slice(1).map(Number));
+  if (!want || !have) return false;
+  const fixed = want[0] === 0 ? 2 : 1; // below 1.0 the minor is the breaking number
+  return want.slice(0, fixed).every((n, i) => n === have[i]) && have.join('.').localeCompare(want.join('.'), undefined, { numeric: true }) >= 0;
+}
+
 describe('examples/offline-outbox', () => {
-  it('builds from the package as published: no path into the repository, a service worker that precaches page, worker and wasm', () => {
-    const sources = ['src/main.js', 'src/outbox.js', 'src/records.js', 'src/retry-after.js', 'vite.config.js', 'precache.js', 'index.html'].map((f) => readFileSync(join(EXAMPLE, f), 'utf8'));
+  it('ships in the package, whole and clean: a copy depends on leasehold by a range the package is in, and on the same sqlite-wasm and better-sqlite3 the repository tests', () => {
+    const shipped = files.filter((f) => f.startsWith(`${SHIPPED}/`)).map((f) => f.slice(SHIPPED.length + 1));
+    expect(shipped).toEqual(expect.arrayContaining(['README.md', 'package.json', 'server.mjs', 'index.html', 'vite.config.js', 'precache.js', 'service-worker.js', 'src/main.js', 'src/outbox.js', 'src/records.js']));
+    // Nothing a run in the repository leaves behind (installs, builds, the server's data).
+    expect(shipped.filter((f) => /^(node_modules|dist)\/|package-lock\.json$|\.(db|jsonl)$/.test(f))).toEqual([]);
+    const root = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string; devDependencies: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(inCaret(manifest.dependencies.leasehold!, root.version), `leasehold ${manifest.dependencies.leasehold} must take ${root.version}`).toBe(true);
+    for (const dep of ['@sqlite.org/sqlite-wasm', 'better-sqlite3']) expect(manifest.dependencies[dep], dep).toBe(root.devDependencies[dep]);
+    const installed = JSON.parse(readFileSync(join(app, 'node_modules/leasehold/package.json'), 'utf8')) as { version: string };
+    expect(installed.version).toBe(root.version);
+  });
+
+  it('builds as copied: no path out of its folder, a service worker that precaches page, worker and wasm', () => {
+    const sources = ['src/main.js', 'src/outbox.js', 'src/records.js', 'server.mjs', 'vite.config.js', 'precache.js', 'index.html'].map((f) => readFileSync(join(app, f), 'utf8'));
     for (const source of sources) expect(source).not.toMatch(/\.\.\/\.\.\/|\/src\/(index|browser)/);
     const assets = readdirSync(join(app, 'dist/assets'));
     const sw = readFileSync(join(app, 'dist/sw.js'), 'utf8');
@@ -69,59 +99,60 @@ describe('examples/offline-outbox', () => {
     expect(assets.some((f) => f.startsWith('host.worker'))).toBe(true);
   });
 
-  it('its server applies a mutation once by id, refuses invalid ones and ones out of order, answers outages, and keeps what it stored across a restart', async () => {
-    const data = join(app, 'mutations-server.jsonl');
+  it('its server (the receiver) applies a delivery once and answers a repeat from the receipt, applies a merged edit and not a stale one, refuses invalid mutations and ones out of order, answers outages, reports gaps, and keeps it all across a restart', async () => {
+    const data = join(app, 'server-raw.db');
     let api = await server(['--port', '0', '--data', data, '--max-length', '10']);
-    const post = (body: string, headers: Record<string, string> = {}) =>
-      fetch(`${api.url}/api/mutations`, { method: 'POST', body, headers }).then(async (r) => [r.status, await r.json()] as const);
+    const origin = 'ab'.repeat(16);
+    /** Delivers `body` as httpDelivery does: message number `n` of the origin's queue, at `revision`. */
+    const deliver = async (n: number, body: unknown, { revision = 0, attempt = 1 } = {}) => {
+      const headers = { 'idempotency-key': `"${origin}/mutations/${n}/${revision}"`, 'leasehold-low-water': '1', 'leasehold-attempt': String(attempt) };
+      const response = await fetch(`${api.url}/api/outbox`, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body), headers });
+      return [response.status, await response.json(), response.headers.get('leasehold-repeat')] as const;
+    };
     const create = { id: 'm-1', op: 'create', entity: 'note-a1', text: 'hello', at: 1 };
     const update = { id: 'm-2', op: 'update', entity: 'note-b2', text: 'hi', at: 2 };
     const task = { id: 'm-3', op: 'create', entity: 'task-c3', note: 'note-b2', text: 'do it', at: 3 };
     // Out of order: an update of a note, or a task under a note, the server does not have.
-    expect(await post(JSON.stringify(update))).toEqual([409, { error: 'there is no note-b2: its create has not arrived' }]);
-    expect((await post(JSON.stringify(task)))[0]).toBe(409);
-    expect(await post(JSON.stringify(create), { 'leasehold-attempt': '2' })).toEqual([201, { stored: true }]);
-    expect(await post(JSON.stringify({ ...create, text: 'changed' }))).toEqual([200, { stored: false, duplicate: true }]);
-    expect((await post(JSON.stringify({ ...create, id: 'm-4' })))[0]).toBe(409); // a second create of note-a1
-    expect((await post(JSON.stringify({ ...create, id: 'm-5', text: 'far too long' })))[0]).toBe(422);
-    expect((await post(JSON.stringify({ ...create, id: 'm-6', entity: '../etc' })))[0]).toBe(422);
-    expect((await post(JSON.stringify({ ...create, id: '' })))[0]).toBe(422);
-    expect((await post(JSON.stringify({ ...create, id: 'm-7', op: 'delete' })))[0]).toBe(422);
-    expect((await post('{not json'))[0]).toBe(400);
+    expect(await deliver(1, update)).toEqual([409, { error: 'there is no note-b2: its create has not arrived' }, null]);
+    expect((await deliver(2, task))[0]).toBe(409);
+    expect(await deliver(3, create, { attempt: 2 })).toEqual([201, { stored: true }, null]);
+    // The same delivery again (an answer lost on its way back): the receipt's answer, nothing applied.
+    expect(await deliver(3, create)).toEqual([201, { stored: true }, '1']);
+    expect((await deliver(4, { ...create, id: 'm-4' }))[0]).toBe(409); // a second create of note-a1
+    expect(await deliver(5, { ...create, id: 'm-5', text: 'far too long' })).toEqual([422, { error: 'text is longer than 10 characters' }, null]);
+    expect((await deliver(6, { ...create, id: 'm-6', entity: '../etc' }))[0]).toBe(422);
+    expect((await deliver(7, { ...create, id: '' }))[0]).toBe(422);
+    expect((await deliver(8, { ...create, id: 'm-7', op: 'delete' }))[0]).toBe(422);
+    expect((await deliver(9, '{not json'))[0]).toBe(400);
     // An outage: the next answers are a 503 and a 429, with the Retry-After asked for.
     await api.outage({ count: 1, retryAfter: 7 });
     await api.outage({ count: 1, status: 429 });
-    const busy = await fetch(`${api.url}/api/mutations`, { method: 'POST', body: JSON.stringify(update) });
+    const busy = await fetch(`${api.url}/api/outbox`, { method: 'POST', body: '{}', headers: { 'idempotency-key': `"${origin}/mutations/10/0"`, 'leasehold-low-water': '1' } });
     expect([busy.status, busy.headers.get('retry-after')]).toEqual([503, '7']);
-    const limited = await fetch(`${api.url}/api/mutations`, { method: 'POST', body: JSON.stringify(update) });
+    const limited = await fetch(`${api.url}/api/outbox`, { method: 'POST', body: '{}', headers: { 'idempotency-key': `"${origin}/mutations/10/0"`, 'leasehold-low-water': '1' } });
     expect([limited.status, limited.headers.get('retry-after')]).toEqual([429, null]);
-    expect(await post(JSON.stringify({ ...create, id: 'm-8', entity: 'note-b2' }))).toEqual([201, { stored: true }]);
-    expect(await post(JSON.stringify(update))).toEqual([201, { stored: true }]);
-    expect(await post(JSON.stringify(task))).toEqual([201, { stored: true }]);
-    expect(await api.state()).toMatchObject({ mutations: [{ ...create, attempt: 2 }, { id: 'm-8' }, { ...update, attempt: null }, task], duplicates: 1, rejected: 7, unavailable: 2 });
+    expect(await deliver(10, { ...create, id: 'm-8', entity: 'note-b2' })).toEqual([201, { stored: true }, null]);
+    expect(await deliver(11, update)).toEqual([201, { stored: true }, null]);
+    // An edit merged into a queued one is a new revision of the same number: new content, applied.
+    expect(await deliver(11, { ...update, id: 'm-9', text: 'hi again' }, { revision: 1 })).toEqual([201, { stored: true }, null]);
+    // The late request of a lease that was lost, with the older content: never applied over the newer.
+    expect(await deliver(11, update)).toEqual([201, { stored: true }, 'stale']);
+    expect(await deliver(12, task)).toEqual([201, { stored: true }, null]);
+    const state = await api.state();
+    expect(state).toMatchObject({ mutations: [{ ...create, attempt: 2, origin }, { id: 'm-8' }, { ...update, attempt: 1 }, { id: 'm-9', text: 'hi again' }, task], duplicates: 2, rejected: 8, unavailable: 2 });
+    // Number 9 (the body that was not JSON) is the one never received; the outage answers received nothing.
+    expect(await api.gaps(origin)).toEqual({ origin, lost: false, queues: [{ queue: 'mutations', received: 11, highest: 12, lowWater: 1, removed: [], stillToCome: [[9, 9]], lost: [] }] });
+    expect(await api.gaps('cd'.repeat(16))).toBeNull();
+
     await api.stop();
     api = await server(['--port', '0', '--data', data]);
-    expect((await api.state()).mutations.map((m) => m.id)).toEqual(['m-1', 'm-8', 'm-2', 'm-3']);
-    expect(await post(JSON.stringify(create))).toEqual([200, { stored: false, duplicate: true }]);
-    expect((await post(JSON.stringify({ ...update, id: 'm-9' })))[0]).toBe(201); // it still knows note-b2
-  });
-
-  it('reads Retry-After as seconds or as an HTTP date, within bounds', async () => {
-    const { retryAfterMs, MAX_RETRY_AFTER_MS } = (await import(pathToFileURL(join(app, 'src/retry-after.js')).href)) as {
-      retryAfterMs: (value: string | null, now?: number) => number | null;
-      MAX_RETRY_AFTER_MS: number;
-    };
-    const now = Date.parse('Wed, 21 Oct 2026 07:28:00 GMT');
-    expect(retryAfterMs('120', now)).toBe(120_000);
-    expect(retryAfterMs(' 0 ', now)).toBe(0);
-    expect(retryAfterMs('Wed, 21 Oct 2026 07:28:30 GMT', now)).toBe(30_000);
-    expect(retryAfterMs('Wed, 21 Oct 2026 07:27:00 GMT', now)).toBe(0); // in the past: now
-    expect(retryAfterMs('864000', now)).toBe(MAX_RETRY_AFTER_MS); // ten days: capped
-    for (const bad of [null, '', 'soon', '-5', '1.5']) expect(retryAfterMs(bad, now)).toBeNull();
+    expect((await api.state()).mutations.map((m) => m.id)).toEqual(['m-1', 'm-8', 'm-2', 'm-9', 'm-3']);
+    expect(await deliver(3, create)).toEqual([201, { stored: true }, '1']); // the receipt outlived the restart
+    expect((await deliver(13, { ...update, id: 'm-10' }))[0]).toBe(201); // it still knows note-b2
   });
 
   it('offline: 5 notes created and edited 35 times across a reload and a crash of the owner tab, two tabs open — one pending edit per note; back online, the server gets each create and the last edit once, in order', async () => {
-    const api = await server(['--port', '0', '--data', join(app, 'mutations-run.jsonl')]);
+    const api = await server(['--port', '0', '--data', join(app, 'server-run.db')]);
     const context = await browser(api.url);
     const errors: string[] = [];
     let a = await openTab(context, errors);
@@ -129,7 +160,10 @@ describe('examples/offline-outbox', () => {
     expect(await readText(a, 'opened')).toBe('new');
     await poll(() => readText(b, 'opened')).toBe('existing');
 
+    await waitForSync(a, 'delivered');
     await context.setOffline(true);
+    await waitForSync(a, 'offline');
+    expect(await readText(a, 'sync')).toBe('offline: changes are kept in this browser (the browser is offline); sent when the network is back');
     const notes: string[] = [];
     for (let i = 1; i <= 5; i++) notes.push(await createNote(a, `note ${i}`));
     const last: Record<string, string> = {};
@@ -178,12 +212,13 @@ describe('examples/offline-outbox', () => {
     await expect.poll(async () => (await api.state()).mutations.length, { timeout: 60_000, interval: 100 }).toBe(10);
     await waitForText(a, 'pending-total', '0');
     await waitForText(b, 'pending-total', '0');
+    for (const page of [a, b]) await waitForSync(page, 'delivered');
 
     const state = await api.state();
     expect(new Set(state.mutations.map((m) => m.id)).size).toBe(10);
     // Per note, in order: its create, then one edit with the last text typed.
     expect(byEntity(state.mutations)).toEqual(Object.fromEntries(notes.map((note, i) => [note, [`create note ${i + 1}`, `update ${last[note]}`]])));
-    // No delivery was repeated (the server would have answered 200, not 201), none refused.
+    // No delivery was repeated (the receiver would have answered from a receipt), none refused.
     expect({ duplicates: state.duplicates, rejected: state.rejected }).toEqual({ duplicates: 0, rejected: 0 });
     // Offline, every try was a release (no attempt spent); only the crash can have cost one: a
     // message the crashed tab held (between a claim and its release) comes back as attempt 2
@@ -205,7 +240,8 @@ describe('examples/offline-outbox', () => {
     const long = 'a note too long for the server of today';
     const note = await createNote(page, long);
     await waitForText(page, 'held-total', '1');
-    await poll(() => row(page, note).getByTestId('held').textContent()).toContain('held: the server refused its create (422: text is longer than 20 characters)');
+    await poll(() => row(page, note).getByTestId('held').textContent()).toContain(`held: the server refused its create (${REFUSED})`);
+    await waitForSync(page, 'held');
     await edit(page, note, 'first edit');
     await edit(page, note, 'second edit');
     const task = await addTask(page, note, 'a task');
@@ -215,13 +251,13 @@ describe('examples/offline-outbox', () => {
     // Held: the edits (merged into one) wait behind the dead letter; nothing of the note went out.
     await poll(() => row(page, note).getByTestId('pending').textContent()).toBe('1');
     expect(await readText(page, 'dead-total')).toBe('1');
-    expect(await page.getByTestId('dead-letter').textContent()).toContain(`${note}: create “${long.slice(0, 40)}”: 422: text is longer than 20 characters`);
+    expect(await page.getByTestId('dead-letter').textContent()).toContain(`${note}: create “${long.slice(0, 40)}”: ${REFUSED}`);
     expect((await api.state()).rejected).toBe(1); // refused once, at once: no retries, no 409 for the edits or the task
     return { note, task, long };
   }
 
   it('a create the server refuses holds its note: its edits and a task under it wait; after the server is fixed, Retry sends the create, then the edit and the task', async () => {
-    const data = join(app, 'mutations-retry.jsonl');
+    const data = join(app, 'server-retry.db');
     let api = await server(['--port', '0', '--data', data, '--max-length', '20']);
     const context = await browser(api.url);
     const errors: string[] = [];
@@ -246,7 +282,7 @@ describe('examples/offline-outbox', () => {
   });
 
   it('a create the server refuses holds its note; Discard drops the note, its edits and its task, and nothing of it reaches the server', async () => {
-    const api = await server(['--port', '0', '--data', join(app, 'mutations-discard.jsonl'), '--max-length', '20']);
+    const api = await server(['--port', '0', '--data', join(app, 'server-discard.db'), '--max-length', '20']);
     const context = await browser(api.url);
     const errors: string[] = [];
     const page = await openTab(context, errors);
@@ -267,11 +303,11 @@ describe('examples/offline-outbox', () => {
   });
 
   it('an outage spends no attempt: 503s and a 429 with Retry-After are waited out as asked, the server down for many more waits than maxAttempts — each edit arrives on attempt 1, no dead letter', async () => {
-    const data = join(app, 'mutations-outage.jsonl');
+    const data = join(app, 'server-outage.db');
     let api = await server(['--port', '0', '--data', data]);
     const context = await browser(api.url);
     const errors: string[] = [];
-    // A short fixed wait after each failed send (100 ms), where the page would wait 1 s and more.
+    // A short wait after a try that got no answer, or a 503 without Retry-After (100 ms; the page's own is 3 s).
     const page = await openTab(context, errors, '/?outage-ms=100');
     const note = await createNote(page, 'before the outage');
     await poll(async () => (await api.state()).mutations.length).toBe(1);
@@ -281,6 +317,10 @@ describe('examples/offline-outbox', () => {
     await api.outage({ count: 1, status: 429, retryAfter: new Date(Date.now() + 3_000).toUTCString() });
     const editedAt = Date.now();
     await edit(page, note, 'while it is busy');
+    // The page says why it waits and until when: the consumer's status, and the note's own.
+    await waitForSync(page, 'retrying');
+    expect(await readText(page, 'sync')).toMatch(/^the server is busy \((503 Service Unavailable|429 Too Many Requests): retry in \d+ ms\); (next try in \d+ s|trying again now)$/);
+    await poll(() => row(page, note).getByTestId('head').textContent()).toMatch(/^not sent: 429 Too Many Requests: retry in \d+ ms; (next try in \d+ s|trying again now)$/);
     await poll(async () => (await api.state()).mutations.length).toBe(2);
     const busy = (await api.state()).mutations[1]!;
     expect(busy).toMatchObject({ op: 'update', entity: note, text: 'while it is busy', attempt: 1 });
@@ -292,6 +332,8 @@ describe('examples/offline-outbox', () => {
     await api.stop();
     const before = Number(await readText(page, 'retried'));
     await edit(page, note, 'during the outage');
+    await waitForSync(page, 'offline');
+    expect(await readText(page, 'sync')).toMatch(/^offline: changes are kept in this browser \(unreachable: .+\); (next try in \d+ s|trying again now)$/);
     // The database's maxAttempts is 5: three times as many waits, and still no dead letter.
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="retried"]')?.textContent) >= n, before + 15, { timeout: 30_000, polling: 50 });
     expect(await readText(page, 'dead-total')).toBe('0');
@@ -301,6 +343,7 @@ describe('examples/offline-outbox', () => {
     await poll(async () => (await api.state()).mutations.length).toBe(3);
     expect((await api.state()).mutations[2]).toMatchObject({ op: 'update', text: 'during the outage', attempt: 1 });
     await waitForText(page, 'pending-total', '0');
+    await waitForSync(page, 'delivered');
     expect(await readText(page, 'dead-total')).toBe('0');
     expect(errors).toEqual([]);
   });
@@ -316,8 +359,11 @@ describe('examples/offline-outbox', () => {
     // task waiting for that create) and 4 (a note that reached the server, its lease's low-water
     // mark 2): the server got 1 and 4, and knows 2–3 are still to come.
     await refusedCreate(page, api);
-    const [before] = await api.origins();
-    expect(before).toMatchObject({ received: 2, highest: 4, lowWater: 2, removed: [], missing: [[2, 3]], lost: [] });
+    const { origin } = (await api.state()).mutations[0]!;
+    expect(await api.gaps(origin)).toEqual({ origin, lost: false, queues: [{ queue: 'mutations', received: 2, highest: 4, lowWater: 2, removed: [], stillToCome: [[2, 3]], lost: [] }] });
+    // The page asks the receiver the same of its own database.
+    await page.getByTestId('check-gaps').click();
+    await waitForText(page, 'gaps', 'received 2 (up to #4); still to come: #2–3; removed here on purpose: none');
     await page.reload();
     await page.waitForSelector('body[data-ready="true"]');
     expect(await readText(page, 'opened')).toBe('existing');
@@ -325,7 +371,7 @@ describe('examples/offline-outbox', () => {
 
     // With no tab of the app open, clear the origin private file system from a page of the origin that is not the app.
     const cleaner = await context.newPage();
-    await cleaner.goto('/api/notes');
+    await cleaner.goto('/api/mutations');
     const removed = await cleaner.evaluate(async () => {
       const root = await navigator.storage.getDirectory();
       const names: string[] = [];
@@ -349,14 +395,13 @@ describe('examples/offline-outbox', () => {
     expect(await page.getByTestId('lost').isVisible()).toBe(true);
     // The page told the server which database it lost: what was still to come is lost.
     await waitForText(page, 'lost-report', 'The server never received changes #2–3 of the lost database.');
-    const after = (await api.origins()).find((o) => o.origin === before!.origin);
-    expect(after).toMatchObject({ received: 2, highest: 4, missing: [], lost: [[2, 3]] });
+    expect(await api.gaps(origin)).toEqual({ origin, lost: true, queues: [{ queue: 'mutations', received: 2, highest: 4, lowWater: 2, removed: [], stillToCome: [], lost: [[2, 3]] }] });
     // The new database is a new origin: its first change is number 1 again.
     const fresh = await createNote(page, 'again');
-    await expect.poll(async () => (await api.origins()).filter((o) => o.origin !== before!.origin), { timeout: 30_000, interval: 100 }).toEqual([
-      { origin: expect.stringMatching(/^[0-9a-f]{32}$/), received: 1, highest: 1, lowWater: 1, removed: [], missing: [], lost: [] },
-    ]);
-    expect((await api.state()).mutations.map((m) => m.entity)).toContain(fresh);
+    await expect.poll(async () => (await api.state()).mutations.find((m) => m.entity === fresh)?.origin, { timeout: 30_000, interval: 100 }).toMatch(/^[0-9a-f]{32}$/);
+    const renewed = (await api.state()).mutations.find((m) => m.entity === fresh)!.origin;
+    expect(renewed).not.toBe(origin);
+    expect(await api.gaps(renewed)).toEqual({ origin: renewed, lost: false, queues: [{ queue: 'mutations', received: 1, highest: 1, lowWater: 1, removed: [], stillToCome: [], lost: [] }] });
     expect(errors).toEqual([]);
   });
 });

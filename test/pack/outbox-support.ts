@@ -1,30 +1,34 @@
 /**
- * Helpers for the offline-outbox example's test: install the example from the packed tarball in
- * a scratch folder, run its server as the user would (`node server.mjs`), and drive its page.
+ * Helpers for the offline-outbox example's test: get the example as a user of the package does
+ * (copied out of the installed package, then installed), run its server as the user would
+ * (`node server.mjs`), and drive its page.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Locator, Page } from 'playwright';
 import { repoRoot } from '../../scripts/pack.mjs';
-import { childEnv, npm } from './scratch.ts';
+import { childEnv, createApp, npm } from './scratch.ts';
 
-export const EXAMPLE = join(repoRoot, 'examples/offline-outbox');
+/** Where the example is inside the package. */
+export const SHIPPED = 'examples/offline-outbox';
 
 /**
- * Copies the example to `<scratch>/offline-outbox` (its sources only: no node_modules, no build)
- * and installs it: its own package.json, with leasehold taken from `tarball` instead of the
- * repository, and Vite linked from this repository's node_modules (nothing compiled again).
+ * The user's path, as docs/offline-first.md gives it: a project that installed leasehold copies
+ * `node_modules/leasehold/examples/offline-outbox` out and runs `npm install` in the copy. Two
+ * differences, both for this machine, not for the user: the packed tarball is installed over the
+ * copy's `leasehold` range (`--no-save`: its package.json stays as shipped), since the version is
+ * not on the registry yet; and better-sqlite3's install script (a prebuilt binary from the
+ * network, or a compile) is skipped for a link to this repository's build.
+ * Returns the copy's folder.
  */
 export async function installExample(scratch: string, tarball: string): Promise<string> {
+  const project = await createApp(scratch, 'outbox-project', tarball);
   const dir = join(scratch, 'offline-outbox');
-  cpSync(EXAMPLE, dir, { recursive: true, filter: (path) => !/[\\/](node_modules|dist|package-lock\.json)$/.test(path) });
-  const manifest = JSON.parse(readFileSync(join(EXAMPLE, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies?: Record<string, string> };
-  manifest.dependencies.leasehold = `file:${tarball}`;
-  delete manifest.devDependencies;
-  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  await npm(dir, ['install', '--prefer-offline']);
-  symlinkSync(join(repoRoot, 'node_modules/vite'), join(dir, 'node_modules/vite'), 'dir');
+  cpSync(join(project, 'node_modules/leasehold', SHIPPED), dir, { recursive: true });
+  await npm(dir, ['install', '--no-save', '--prefer-offline', '--ignore-scripts', tarball]);
+  rmSync(join(dir, 'node_modules/better-sqlite3'), { recursive: true });
+  symlinkSync(join(repoRoot, 'node_modules/better-sqlite3'), join(dir, 'node_modules/better-sqlite3'), 'dir');
   return dir;
 }
 
@@ -36,20 +40,16 @@ export interface ExampleServer {
   state(): Promise<ServerState>;
   /** Answers `count` more mutations (after the outage answers asked for before) with `status` (and `Retry-After: retryAfter`, if given). */
   outage(outage: { count: number; status?: 503 | 429; retryAfter?: number | string }): Promise<void>;
-  /** What the server knows of each origin's counters, as `GET /api/origins` reports it. */
-  origins(): Promise<OriginReport[]>;
+  /** The receiver's gaps report of `origin` (`GET /api/outbox?origin=`), or null when it never received from it. */
+  gaps(origin: string): Promise<GapsReport | null>;
   stop(): Promise<void>;
 }
 
-/** One origin in `GET /api/origins`: ranges `[from, to]` of numbers never received. */
-export interface OriginReport {
+/** The receiver's gaps report of one origin: ranges `[from, to]` of numbers never received. */
+export interface GapsReport {
   origin: string;
-  received: number;
-  highest: number;
-  lowWater: number;
-  removed: [number, number][];
-  missing: [number, number][];
-  lost: [number, number][];
+  lost: boolean;
+  queues: { queue: string; received: number; highest: number; lowWater: number; removed: [number, number][]; stillToCome: [number, number][]; lost: [number, number][] }[];
 }
 
 export interface StoredMutation {
@@ -60,14 +60,18 @@ export interface StoredMutation {
   note?: string;
   text: string;
   at: number;
-  /** The delivery's attempt, as the page sent it (the `leasehold-attempt` header). */
+  /** The delivery's attempt, as the page sent it (the `Leasehold-Attempt` header). */
   attempt: number | null;
+  /** The database it came from (the delivery's origin). */
+  origin: string;
   receivedAt: number;
 }
 
 export interface ServerState {
   mutations: StoredMutation[];
+  /** Deliveries answered from a receipt (`Leasehold-Repeat`), since the server started. */
   duplicates: number;
+  /** Deliveries refused (4xx), since the server started. */
   rejected: number;
   /** Mutations answered 503 or 429 by an outage `POST /api/outage` asked for. */
   unavailable: number;
@@ -96,7 +100,12 @@ export async function startServer(dir: string, args: string[]): Promise<ExampleS
       const response = await fetch(`${url}/api/outage`, { method: 'POST', body: JSON.stringify(outage) });
       if (!response.ok) throw new Error(`POST /api/outage: ${response.status} ${await response.text()}`);
     },
-    origins: async () => ((await (await fetch(`${url}/api/origins`)).json()) as { origins: OriginReport[] }).origins,
+    gaps: async (origin) => {
+      const response = await fetch(`${url}/api/outbox?origin=${origin}`);
+      if (response.status === 404) return null;
+      if (!response.ok) throw new Error(`GET /api/outbox?origin=: ${response.status} ${await response.text()}`);
+      return (await response.json()) as GapsReport;
+    },
     stop: async () => {
       child.kill('SIGTERM');
       await exited;

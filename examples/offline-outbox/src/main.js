@@ -1,7 +1,9 @@
-// The page: notes and their tasks, what is pending for each (from watchQueue), the held ones with
-// Retry and Discard, what this tab sent, and whether the browser kept the outbox's database.
-import { watchQueue } from 'leasehold/watch';
-import { openOutbox } from './outbox.js';
+// The page: notes and their tasks, each record's sync status (groupStatus), the outbox's
+// (syncState, with this tab's consumer), the held ones with Retry and Discard, what this tab
+// sent, and whether the browser kept the outbox's database.
+import { reportLostOrigin } from 'leasehold/http';
+import { groupStatus, queueStatus, syncState, watchQueue } from 'leasehold/watch';
+import { openOutbox, RECEIVER } from './outbox.js';
 import { loadRecords, onRecordsChange, updateRecords } from './records.js';
 
 const $ = (selector, root = document) => root.querySelector(selector);
@@ -24,23 +26,53 @@ function el(tag, attrs = {}, ...children) {
 }
 
 const clip = (text) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
+/** A next try, as the page says it (a time already past: the try is under way). */
+const nextTry = (at) => (at === null ? 'sent when the network is back' : at - Date.now() > 0 ? `next try in ${Math.ceil((at - Date.now()) / 1000)} s` : 'trying again now');
+/** Number ranges `[[2, 3], [5, 5]]` as `#2–3, #5`. */
+const ranges = (list) => list.map(([from, to]) => (from === to ? `#${from}` : `#${from}–${to}`)).join(', ');
 
-/** What a record's first pending message is doing, in words. */
-function describeHead(head, now) {
-  if (!head) return 'in sync';
-  const attempt = head.attempt > 1 ? `, attempt ${head.attempt}` : '';
-  switch (head.state) {
-    case 'leased':
-      return `sending${attempt}`;
-    case 'parked':
-    case 'delayed':
-      return `the server is busy: retry in ${Math.max(0, Math.ceil((head.expiresAt - now) / 1000))} s`;
-    case 'expired':
-      return `a closed tab was sending it; retrying${attempt}`;
+/** One record's status (groupStatus) in words; `held` has its own controls. */
+function describeGroup(status) {
+  switch (status.state) {
+    case 'delivered':
+      return 'in sync';
+    case 'sending':
+      return 'sending';
+    case 'retrying':
+      return `not sent: ${status.lastError}; ${nextTry(status.nextTryAt)}`;
     case 'blocked':
       return 'waits for its note to reach the server';
+    case 'paused':
+      return 'paused';
+    case 'dead':
+      return 'the server refused a change of it';
     default:
-      return navigator.onLine ? `waiting to send${attempt}` : 'offline: kept until the network returns';
+      return 'waiting to send'; // pending, and any word a later leasehold adds
+  }
+}
+
+/** The outbox's one word (syncState of the queue and this tab's consumer) in words. */
+function describeSync(state, queue, consumer) {
+  switch (state) {
+    case null:
+      return 'reading the outbox…';
+    case 'offline':
+      return `offline: changes are kept in this browser (${consumer.lastError}); ${nextTry(consumer.nextTryAt)}`;
+    case 'retrying': {
+      const { lastError, nextTryAt } = consumer?.state === 'retrying' ? consumer : queue;
+      return `the server is busy (${lastError}); ${nextTry(nextTryAt)}`;
+    }
+    case 'held':
+      return `held: the server refused ${queue.held.length === 1 ? 'a change' : `changes of ${queue.held.length} records`}; retry or discard below`;
+    case 'delivered':
+      return 'delivered: the server has every change';
+    case 'dead':
+      return 'the server refused some changes (see Dead letters)';
+    case 'sending':
+    case 'paused':
+      return state;
+    default:
+      return 'waiting to send'; // pending, and any word a later leasehold adds
   }
 }
 
@@ -55,13 +87,13 @@ function showPersisted(persisted) {
   $('[data-testid=persisted]').textContent = persisted === null ? 'unknown' : persisted ? 'yes' : 'not yet';
 }
 
-/** The Retry and Discard buttons of a dead letter that holds a record. */
-function heldControls(letter) {
+/** The reason a record is held, with Retry and Discard: `letter` is the dead letter holding it. */
+function heldControls(letter, reason) {
   const what = letter.event.op === 'create' ? 'create' : 'edit';
   return el(
     'span',
     { 'data-testid': 'held', 'data-seq': letter.seq },
-    `held: the server refused its ${what} (${letter.reason ?? `failed ${letter.attempt} times`}) `,
+    `held: the server refused its ${what} (${reason ?? `failed ${letter.attempt} times`}) `,
     el('button', { 'data-testid': 'retry', onclick: () => void outbox.retry(letter.seq).then(watch.refresh) }, 'Retry'),
     ' ',
     el('button', { 'data-testid': 'discard', onclick: () => void discard(letter) }, 'Discard'),
@@ -137,34 +169,36 @@ function drawRows() {
   draw();
 }
 
-/** Draws the queue's state (the watch's latest read) into the rows and the totals. */
+/** Draws the latest read (the watch's) and this tab's consumer's status into the rows and the totals. */
 function draw() {
   const state = watch.getSnapshot();
   if (!state?.stats || !state.snapshot) return;
   const { stats, snapshot } = state;
-  const groups = new Map(snapshot.groups.map((g) => [g.groupId, g]));
+  const queue = queueStatus(snapshot);
   const dead = new Map(snapshot.deadLetters.map((d) => [d.seq, d]));
-  /** A record's state: held (with its buttons), or its head in words. */
+  /** One record's status into `into`: held (its reason, Retry and Discard), or in words. */
   const describe = (id, into) => {
-    const group = groups.get(id);
-    const letter = group?.heldBy != null ? dead.get(group.heldBy) : undefined;
+    const status = groupStatus(snapshot, id);
+    const letter = status.heldBy ? dead.get(status.heldBy.seq) : undefined;
     if (into.dataset.held !== String(letter?.seq ?? '')) {
       into.dataset.held = String(letter?.seq ?? '');
-      into.replaceChildren(letter ? heldControls(letter) : '');
+      into.replaceChildren(letter ? heldControls(letter, status.heldBy.reason) : '');
     }
-    if (!letter) into.textContent = describeHead(group?.messages[0], snapshot.now);
-    return group?.messages.length ?? 0;
+    if (!letter) into.textContent = describeGroup(status);
+    return status.queued;
   };
   for (const [id, row] of rows) {
     $('[data-testid=pending]', row).textContent = String(describe(id, $('[data-testid=head]', row)));
     for (const task of row.querySelectorAll('[data-testid=task]')) describe(task.dataset.entity, $('[data-testid=task-state]', task));
   }
+  const word = syncState(queue, outbox.status);
+  document.body.dataset.sync = word ?? '';
+  $('[data-testid=sync]').textContent = describeSync(word, queue, outbox.status);
   $('[data-testid=pending-total]').textContent = String(stats.queued);
   $('[data-testid=held-total]').textContent = String(stats.held);
   $('[data-testid=dead-total]').textContent = String(stats.dead);
   $('[data-testid=retried]').textContent = String(outbox.retried);
-  $('#network').textContent = navigator.onLine ? (outbox.sending ? 'online: sending' : 'online') : 'offline: edits are kept in this browser';
-  $('#sent').replaceChildren(...sent.slice(-12).reverse().map((s) => el('li', {}, `${s.entity}: ${s.op} “${clip(s.text)}”`, s.status === 200 ? ' (the server had it already)' : '')));
+  $('#sent').replaceChildren(...sent.slice(-12).reverse().map((s) => el('li', {}, `${s.entity}: ${s.op} “${clip(s.text)}”`, s.repeat ? ' (a repeat: answered from the server\'s receipt)' : '')));
   $('[data-testid=sent-total]').textContent = String(sent.length);
   $('#dead').replaceChildren(
     ...snapshot.deadLetters.map((d) =>
@@ -180,7 +214,7 @@ async function showOwner() {
 }
 
 /**
- * Tells the server which database this browser lost (its origin, as leases carried it), and shows
+ * Tells the server's receiver which database this browser lost (`reportLostOrigin`), and shows
  * what the server never received from it: those changes are gone. Sent again when the network
  * comes back, until the server has it.
  */
@@ -188,27 +222,37 @@ function reportLoss(origin) {
   const show = (text) => ($('[data-testid=lost-report]').textContent = text);
   if (origin === null) return show('');
   const send = () =>
-    fetch('/api/origins/lost', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ origin }) })
-      .then((response) => (response.ok ? response.json() : Promise.reject(new Error(`${response.status}`))))
-      .then(({ lost }) => {
+    reportLostOrigin({ url: RECEIVER, origin }).then(
+      (report) => {
         removeEventListener('online', send);
-        const numbers = lost.map(([from, to]) => (from === to ? `#${from}` : `#${from}–${to}`)).join(', ');
-        show(lost.length === 0 ? 'The server received every change it knew of.' : `The server never received changes ${numbers} of the lost database.`);
-      })
-      .catch(() => show('The server will be told when the network is back.'));
+        const lost = report?.queues.flatMap((q) => q.lost) ?? [];
+        if (report === null) show('The server never received a change from it.');
+        else show(lost.length === 0 ? 'The server received every change it knew of.' : `The server never received changes ${ranges(lost)} of the lost database.`);
+      },
+      () => show('The server will be told when the network is back.'),
+    );
   addEventListener('online', send);
   void send();
 }
 
+/** Asks the receiver what it has from this browser's database (its gaps report) and shows it. */
+async function checkGaps() {
+  const show = (text) => ($('[data-testid=gaps]').textContent = text);
+  const response = await fetch(`${RECEIVER}?origin=${outbox.db.origin}`).catch(() => null);
+  if (!response?.ok) return show(response?.status === 404 ? 'The server has received nothing from this browser yet.' : 'The server cannot be reached.');
+  const { queues } = await response.json();
+  show(queues.map((q) => `received ${q.received} (up to #${q.highest}); still to come: ${ranges(q.stillToCome) || 'none'}; removed here on purpose: ${ranges(q.removed) || 'none'}`).join(' · '));
+}
+
 async function main() {
-  // ?outage-ms=200: a short, fixed wait after an outage (for trying it out, and for the tests).
+  // ?outage-ms=200: a short wait after a try that got no answer (for trying it out, and for the tests).
   const outageMs = Number(new URLSearchParams(location.search).get('outage-ms'));
   outbox = await openOutbox({
-    onSent: (mutation, status) => {
-      sent.push({ ...mutation, status });
+    onSent: (mutation, answer) => {
+      sent.push({ ...mutation, ...answer });
       draw();
     },
-    ...(outageMs > 0 ? { outage: { baseMs: outageMs, maxMs: outageMs } } : {}),
+    ...(outageMs > 0 ? { retryMs: outageMs } : {}),
   });
   // 'lost': this browser had the database and it is gone (cleared, or evicted for space):
   // whatever it held and had not sent is gone too. Say so; an empty outbox is not "all sent".
@@ -233,12 +277,12 @@ async function main() {
       acted();
     });
   });
+  $('[data-testid=check-gaps]').addEventListener('click', () => void checkGaps());
   onRecordsChange(drawRows);
   drawRows();
   outbox.db.onOwnerChange(() => void showOwner());
-  addEventListener('online', draw);
-  addEventListener('offline', draw);
-  // Countdowns and the network line move with time, not with the queue.
+  outbox.subscribe(draw);
+  // Countdowns move with time, not with the queue.
   setInterval(draw, 1000);
   await Promise.all([first, showOwner()]);
   document.body.dataset.ready = 'true';

@@ -1,8 +1,14 @@
 // The outbox: every user action becomes a mutation in a durable queue in this browser's OPFS
-// database, and a consumer sends the mutations to the server, one record at a time and in order.
-import { consume, RejectError, RetryLaterError } from 'leasehold';
+// database, and a consumer delivers them to the server's receiver, one record at a time and in order.
+import { consume } from 'leasehold';
 import { openBrowserDatabase } from 'leasehold/browser';
-import { retryAfterMs } from './retry-after.js';
+import { httpDelivery } from 'leasehold/http';
+
+/** The server's receiver (server.mjs): deliveries, lost reports, and gaps at `?origin=`. */
+export const RECEIVER = '/api/outbox';
+
+/** The status while the browser says it is offline and no consumer runs (see start()). */
+const BROWSER_OFFLINE = Object.freeze({ state: 'offline', nextTryAt: null, lastError: 'the browser is offline', lastDeliveredAt: null });
 
 /** A short random id for a new record (`note-1a2b3c4d`): records are made offline, on any device. */
 const newId = (kind) => `${kind}-${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
@@ -11,92 +17,62 @@ const newId = (kind) => `${kind}-${crypto.randomUUID().replaceAll('-', '').slice
  * Opens the outbox in this tab. Every tab of the origin shares one queue (one tab owns the file,
  * the others forward to it), and each tab runs its own consumer while the browser is online.
  *
- * - `onSent(mutation, status)` hears of each mutation this tab delivered.
- * - `outage`: the wait after a network failure or a 5xx/429 that gave no `Retry-After`, doubling
- *   from `baseMs` up to `maxMs` while the outage lasts (default 1 s to 30 s).
+ * - `onSent(mutation, { status, repeat })` hears of each mutation this tab delivered (`repeat`:
+ *   the server answered from its receipt, having applied it before).
+ * - `retryMs`: the wait after a try that got no answer, or a 503/429 without `Retry-After`.
  */
-export async function openOutbox({ onSent = () => {}, outage = { baseMs: 1_000, maxMs: 30_000 } } = {}) {
+export async function openOutbox({ onSent = () => {}, retryMs = 3_000 } = {}) {
   // onDeadLetter 'hold': a mutation the server refuses holds its record's later mutations (an
   // update must not reach a server that never got the create) until it is redriven or discarded.
   // maxAttempts counts failures only (a bug in the handler, say): outages and refusals spend none.
   const db = await openBrowserDatabase({ name: 'offline-outbox', maxAttempts: 5, onDeadLetter: 'hold' });
   const queue = db.queue('mutations');
+  // The answer decides: 2xx acks; 400/409/410/413/422 is a dead letter with the server's reason;
+  // no answer, 429 or 503 (after its Retry-After) and any other status are tried again later
+  // without spending an attempt. Each delivery is named by its content (Idempotency-Key), so a
+  // repeat after a crash or a lost answer is answered from the server's receipt.
+  const deliver = httpDelivery({
+    url: RECEIVER,
+    retryMs,
+    onDelivered: (response, mutation) => onSent(mutation, { status: response.status, repeat: response.headers.has('leasehold-repeat') }),
+  });
   let consumer = null;
   /** Releases by earlier consumers of this tab (each `offline` ends one). */
   let retriedBefore = 0;
-  /** Outage answers in a row: the back-off grows with them, and the next success resets it. */
-  let outages = 0;
-
-  const outageDelay = () => Math.min(outage.maxMs, outage.baseMs * 2 ** outages++);
-
-  /**
-   * Sends one mutation. The server applies it once by id, so a repeat (after a crash, or an answer
-   * lost on the way back) is harmless. What the answer means for the message:
-   * - 2xx: sent; the consumer acks it.
-   * - no answer, 5xx, 408, 429: an outage, nothing wrong with the mutation. RetryLaterError gives
-   *   it back without spending an attempt and the consumer claims nothing meanwhile, for
-   *   `Retry-After` if the server said, else a growing back-off.
-   * - any other 4xx: refused for good. RejectError makes it a dead letter at once, with the
-   *   server's reason, and holds its record.
-   */
-  async function push(mutation, lease, { signal }) {
-    let response;
-    try {
-      response = await fetch('/api/mutations', {
-        method: 'POST',
-        // The attempt travels along so the server can show that outages spent none; origin,
-        // counter and low-water mark so it can tell a missing mutation from one still to come.
-        headers: {
-          'content-type': 'application/json',
-          'leasehold-attempt': String(lease.attempt),
-          'leasehold-origin': lease.origin,
-          'leasehold-counter': String(lease.counter),
-          'leasehold-low-water': String(lease.lowWater),
-        },
-        body: JSON.stringify(mutation),
-        signal,
-      });
-    } catch (error) {
-      if (signal.aborted) throw error;
-      throw new RetryLaterError({ afterMs: outageDelay() }, `the server cannot be reached (${error.message})`);
-    }
-    if (response.ok) {
-      outages = 0;
-      return response.status;
-    }
-    if (response.status >= 500 || response.status === 408 || response.status === 429) {
-      const asked = retryAfterMs(response.headers.get('retry-after'));
-      const afterMs = asked ?? outageDelay();
-      if (asked !== null) outages = 0;
-      throw new RetryLaterError({ afterMs }, `the server answered ${response.status}`);
-    }
-    const { error } = await response.json().catch(() => ({ error: response.statusText }));
-    throw new RejectError(`${response.status}: ${error}`);
-  }
+  const listeners = new Set();
+  const changed = () => listeners.forEach((listener) => listener());
 
   function start() {
     if (consumer || !navigator.onLine) return;
-    consumer = consume(
-      queue,
-      async (mutation, lease, context) => {
-        const status = await push(mutation, lease, context);
-        onSent(mutation, status);
-      },
-      {
-        concurrency: 5, // five records at once; each record's mutations still go one at a time
-        visibilityMs: 10_000, // a crashed tab's deliveries go to another tab 10 s later
-        backoff: { baseMs: 250, factor: 2, maxMs: 2_000 }, // after an unexpected error (not an outage, not a refusal)
-        onError: (error, { phase }) => console.warn(`outbox ${phase}:`, error),
-      },
-    );
+    consumer = consume(queue, deliver, {
+      concurrency: 5, // five records at once; each record's mutations still go one at a time
+      visibilityMs: 10_000, // a crashed tab's deliveries go to another tab 10 s later
+      backoff: { baseMs: 250, factor: 2, maxMs: 2_000 }, // after an unexpected error (not an outage, not a refusal)
+      onError: (error, { phase }) => console.warn(`outbox ${phase}:`, error),
+    });
+    consumer.subscribe(changed);
+    changed();
   }
 
   function stop() {
     const stopping = consumer?.stop({ graceMs: 0 }); // gives its leases back at once, no attempt spent
     retriedBefore += consumer?.retried ?? 0;
     consumer = null;
+    changed();
     return stopping;
   }
+
+  // While the browser says it is offline no consumer runs: a claim could only be given back, and
+  // an edit made while a claim holds its note's pending edit would queue a second one instead of
+  // merging. `online` starts sending at once. (The browser may say it is online when the server
+  // is not reachable: then httpDelivery sees it, and the consumer waits without cost.) Leaving
+  // the page gives back what this tab holds, so another tab sends it now rather than after
+  // visibilityMs; a page restored from the back/forward cache starts again.
+  addEventListener('online', start);
+  addEventListener('offline', () => void stop());
+  addEventListener('pagehide', () => void stop());
+  addEventListener('pageshow', (event) => event.persisted && start());
+  start();
 
   /** The seqs of `note`'s create while it is queued or a dead letter: what a task under it waits for. */
   async function pendingCreate(note) {
@@ -104,14 +80,6 @@ export async function openOutbox({ onSent = () => {}, outage = { baseMs: 1_000, 
     const messages = [...(groups.find((g) => g.groupId === note)?.messages ?? []), ...deadLetters.filter((d) => d.groupId === note)];
     return messages.filter((m) => m.event?.op === 'create').map((m) => m.seq);
   }
-
-  // Offline, nothing is claimed, so no delivery is tried on a connection that is not there and a
-  // tab closed offline holds nothing. `online` starts sending at once. (The browser may say it is
-  // online when the server is not reachable: then push() sees it, and waits without cost.)
-  addEventListener('online', start);
-  addEventListener('offline', () => void stop());
-  addEventListener('pagehide', () => void stop());
-  start();
 
   /** Publishes one mutation; resolves once it is in the database (it survives a crash from then on). */
   async function record(mutation, options) {
@@ -122,16 +90,25 @@ export async function openOutbox({ onSent = () => {}, outage = { baseMs: 1_000, 
   return {
     queue,
     db,
-    get sending() {
-      return consumer !== null;
+    /**
+     * This tab's consumer's status (`consumer.status`: offline, retrying, delivering, idle). While
+     * the browser is offline, when none runs, `offline` with no next try; null after `pagehide`.
+     */
+    get status() {
+      return consumer?.status ?? (navigator.onLine ? null : BROWSER_OFFLINE);
+    },
+    /** Calls `listener` when {@link status} changes. Returns the unsubscribe. */
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
     /** Outage answers this tab waited out (each a release: no attempt spent). */
     get retried() {
       return retriedBefore + (consumer?.retried ?? 0);
     },
     /**
-     * A new note. Its create is a message of its own (key: the mutation's id, so a retried click
-     * adds nothing), never merged with the note's edits.
+     * A new note. Its create is a message of its own (key: the mutation's id), never merged with
+     * the note's edits.
      */
     createNote(text) {
       const mutation = { id: crypto.randomUUID(), op: 'create', entity: newId('note'), text, at: Date.now() };
@@ -140,7 +117,8 @@ export async function openOutbox({ onSent = () => {}, outage = { baseMs: 1_000, 
     /**
      * An edit. key = the note: while an edit of it is queued (and not on its way to the server),
      * the new one is merged into it (JSON Merge Patch: every field replaced), so typing offline
-     * leaves one pending edit per note, with the last text, in the first edit's place.
+     * leaves one pending edit per note, with the last text, in the first edit's place. The merge
+     * gives the delivery a new id, so the server applies the new text even if it had the old.
      */
     editNote(note, text) {
       const mutation = { id: crypto.randomUUID(), op: 'update', entity: note, text, at: Date.now() };
