@@ -225,7 +225,7 @@ describe('httpDelivery classifies every answer', () => {
     expect(await deliver(await start(413, 'too big'))).toBeInstanceOf(RejectError);
   });
 
-  it('retries 429 and 503 after Retry-After (seconds or a date), else retryMs; other statuses after retryMs', async () => {
+  it('retries 429 and 503 after Retry-After (seconds or a date), else after retryMs at first; other statuses too', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 0));
     const deliver = async (url: string) => (await thrown(httpDelivery<Edit>({ url, retryMs: 2500, clock: clock.now })({ note: 'n', text: 't' }, lease(), signal()))) as RetryLaterError;
     expect(await deliver(await start(503, '', { 'retry-after': '7' }))).toMatchObject({ afterMs: 7000, offline: false, message: '503 Service Unavailable: retry in 7000 ms' });
@@ -241,6 +241,40 @@ describe('httpDelivery classifies every answer', () => {
     expect(retryAfterMs(null, 0)).toBeNull();
     expect(retryAfterMs(' 3 ', 0)).toBe(3000);
     expect(retryAfterMs('-3', 0)).toBeNull();
+  });
+
+  it('backs off while answers name no wait: retryMs, then about the time the trouble lasted, up to maxRetryMs; an answer ends it', async () => {
+    const clock = new ManualClock(1_000_000);
+    let url = await start(500);
+    const failing = url;
+    const ok = await start(200);
+    const unnamed = await start(503);
+    const deliver = httpDelivery<Edit>({ url: () => url, retryMs: 1000, maxRetryMs: 8000, clock: clock.now });
+    const wait = async () => ((await thrown(deliver({ note: 'n', text: 't' }, lease(), signal()))) as RetryLaterError).afterMs;
+    // Two deliveries failing at once (concurrency) are one outage: both wait retryMs.
+    expect([await wait(), await wait()]).toEqual([1000, 1000]);
+    const waits: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      clock.advance(waits.at(-1) ?? 1000);
+      waits.push(await wait());
+    }
+    // Each wait is the time since the trouble began, within ±20 %, never past maxRetryMs (and
+    // still spread below it once there).
+    let lasted = 1000;
+    for (const w of waits) {
+      expect(w).toBeGreaterThanOrEqual(Math.floor(Math.min(8000, lasted) * 0.8));
+      expect(w).toBeLessThanOrEqual(Math.min(8000, Math.ceil(lasted * 1.2)));
+      lasted += w;
+    }
+    expect(waits.at(-1)).toBeGreaterThan(4000);
+    url = unnamed; // a 503 with no Retry-After is in the same run
+    expect(await wait()).toBeGreaterThan(4000);
+    url = ok;
+    await deliver({ note: 'n', text: 't' }, lease(), signal());
+    url = failing;
+    expect(await wait()).toBe(1000); // a new run
+    expect(() => httpDelivery({ url: 'http://x', retryMs: 2000, maxRetryMs: 1000 })).toThrow(/maxRetryMs \(1000\) must be at least options.retryMs/);
+    expect(httpDelivery({ url: 'http://x', retryMs: 120_000 })).toBeTypeOf('function'); // the default ceiling follows a larger retryMs
   });
 
   it('takes a closed server and a silent one for offline', async () => {

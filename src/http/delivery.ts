@@ -23,11 +23,18 @@ export interface HttpDeliveryOptions<E> {
   body?: (event: E, lease: Lease<E>) => string;
   /** How long to wait for the answer (headers and body), in ms (> 0). Default 30 000: then retried later, as unreachable. */
   timeoutMs?: number;
-  /** How long to wait before the next try when the answer gives no `Retry-After`, in ms (≥ 0). Default 5 000. */
+  /**
+   * The first wait when the answer names none (no answer, a status without `Retry-After`), in ms
+   * (≥ 0). Default 5 000. While such failures go on, each wait is about as long as the trouble has
+   * lasted (so it doubles), within ±20 % so that devices spread out, up to `maxRetryMs`; any
+   * 2xx or refusal ends the run.
+   */
   retryMs?: number;
+  /** The longest wait of that back-off, in ms (≥ `retryMs`). Default 60 000, or `retryMs` when larger. A `Retry-After` is kept as the server gave it. */
+  maxRetryMs?: number;
   /** The fetch to use. Default `globalThis.fetch`. */
   fetch?: typeof globalThis.fetch;
-  /** Reads `Retry-After` dates against this clock (ms). Default `Date.now`. */
+  /** Reads `Retry-After` dates, and times the back-off, against this clock (ms). Default `Date.now`. */
   clock?: () => number;
   /**
    * Decides first: given the response (or, when there was none, the network error) and the
@@ -95,10 +102,11 @@ function describe(error: unknown): string {
  *
  * The answer, unless `classify` decides: 2xx acks (after `onDelivered`); 400, 409, 410, 413, 422
  * throw a `RejectError` (a dead letter at once) whose reason is `"<status> <text>: <the body's
- * error or text>"`; 429 and 503 throw a `RetryLaterError` after `Retry-After` (else `retryMs`);
- * every other status (401, 403, 404, 408, 3xx, 5xx) a `RetryLaterError` after `retryMs` — a
- * wrong token or route must not dead-letter every message; no answer at all (network down, DNS,
- * the timeout) a `RetryLaterError` with `offline: true`. None of these spends an attempt but the
+ * error or text>"`; 429 and 503 throw a `RetryLaterError` after `Retry-After` (else the
+ * back-off: `retryMs`, then about as long as the trouble has lasted, up to `maxRetryMs`); every
+ * other status (401, 403, 404, 408, 3xx, 5xx) a `RetryLaterError` after the back-off — a wrong
+ * token or route must not dead-letter every message; no answer at all (network down, DNS, the
+ * timeout) the same, with `offline: true`. None of these spends an attempt but the
  * refusals. When the consumer's signal aborts (stop, a lost lease) the request is cancelled and
  * the abort rethrown.
  *
@@ -107,7 +115,7 @@ function describe(error: unknown): string {
  *   hand, not issued by a transport).
  */
 export function httpDelivery<E>(options: HttpDeliveryOptions<E>): (event: E, lease: Lease<E>, context?: Partial<HandlerContext>) => Promise<void> {
-  checkOptions('options', options, ['url', 'method', 'headers', 'body', 'timeoutMs', 'retryMs', 'fetch', 'clock', 'classify', 'onDelivered']);
+  checkOptions('options', options, ['url', 'method', 'headers', 'body', 'timeoutMs', 'retryMs', 'maxRetryMs', 'fetch', 'clock', 'classify', 'onDelivered']);
   const { url, headers, body, classify, onDelivered } = options;
   if (typeof url !== 'string' && !(url instanceof URL) && typeof url !== 'function') throw new TypeError('options.url must be a string, a URL or a function (event, lease) => string | URL');
   if (typeof url === 'string' && url.length === 0) throw new RangeError('options.url must not be empty');
@@ -121,9 +129,23 @@ export function httpDelivery<E>(options: HttpDeliveryOptions<E>): (event: E, lea
   checkDuration('options.timeoutMs', timeoutMs, true);
   const retryMs = options.retryMs ?? 5_000;
   checkDuration('options.retryMs', retryMs, false);
+  const maxRetryMs = options.maxRetryMs ?? Math.max(60_000, retryMs);
+  checkDuration('options.maxRetryMs', maxRetryMs, false);
+  if (maxRetryMs < retryMs) throw new RangeError(`options.maxRetryMs (${maxRetryMs}) must be at least options.retryMs (${retryMs})`);
   const fetcher = options.fetch ?? globalThis.fetch;
   if (typeof fetcher !== 'function') throw new TypeError('options.fetch must be a function (this runtime has no global fetch)');
   const clock = options.clock ?? Date.now;
+  // When the current run of answers that name no wait began (null: the server last answered 2xx
+  // or refused). Shared by every delivery of this handler: an outage is the endpoint's, and
+  // concurrent deliveries failing together must not each push the back-off a step.
+  let troubleSince: number | null = null;
+  const backOff = (): number => {
+    const now = clock();
+    troubleSince ??= now;
+    const lasted = now - troubleSince;
+    if (lasted < retryMs) return retryMs;
+    return Math.min(maxRetryMs, Math.round(Math.min(maxRetryMs, lasted) * (0.8 + 0.4 * Math.random())));
+  };
 
   return async (event, lease, context) => {
     const signal = context?.signal as AbortSignal | undefined;
@@ -150,7 +172,8 @@ export function httpDelivery<E>(options: HttpDeliveryOptions<E>): (event: E, lea
     /** What a failure means: the consumer's own abort rethrown; a timeout or network error: unreachable. */
     const unreachable = (error: unknown): unknown => {
       if (signal?.aborted) return signal.reason ?? error;
-      return new RetryLaterError({ afterMs: retryMs, offline: true }, `unreachable: ${timedOut ? `no answer within ${timeoutMs} ms` : describe(error)}`);
+      const wait = backOff();
+      return new RetryLaterError({ afterMs: wait, offline: true }, `unreachable: ${timedOut ? `no answer within ${timeoutMs} ms` : describe(error)}`);
     };
     try {
       let response: Response;
@@ -170,18 +193,24 @@ export function httpDelivery<E>(options: HttpDeliveryOptions<E>): (event: E, lea
         if (decided instanceof Error) throw decided;
         const status = response.status;
         if (decided === 'ack' || (decided === undefined && status >= 200 && status < 300)) {
+          troubleSince = null;
           if (onDelivered) await onDelivered(response, event, lease);
           else await response.body?.cancel();
           return;
         }
-        if (REFUSED.has(status)) throw new RejectError(await refusalReason(response));
+        if (REFUSED.has(status)) {
+          troubleSince = null;
+          throw new RejectError(await refusalReason(response));
+        }
         await response.body?.cancel();
         const statusText = `${status}${response.statusText ? ` ${response.statusText}` : ''}`;
         if (LATER.has(status)) {
-          const after = retryAfterMs(response.headers.get('retry-after'), clock()) ?? retryMs;
+          const named = retryAfterMs(response.headers.get('retry-after'), clock());
+          const after = named ?? backOff();
           throw new RetryLaterError({ afterMs: after }, `${statusText}: retry in ${after} ms`);
         }
-        throw new RetryLaterError({ afterMs: retryMs }, `${statusText}: retry in ${retryMs} ms`);
+        const wait = backOff();
+        throw new RetryLaterError({ afterMs: wait }, `${statusText}: retry in ${wait} ms`);
       } catch (error) {
         // A body read cut off by the timeout or the consumer's abort.
         if (controller.signal.aborted && !(error instanceof RetryLaterError) && !(error instanceof RejectError)) throw unreachable(error);

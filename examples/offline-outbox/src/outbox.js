@@ -19,7 +19,8 @@ const newId = (kind) => `${kind}-${crypto.randomUUID().replaceAll('-', '').slice
  *
  * - `onSent(mutation, { status, repeat })` hears of each mutation this tab delivered (`repeat`:
  *   the server answered from its receipt, having applied it before).
- * - `retryMs`: the wait after a try that got no answer, or a 503/429 without `Retry-After`.
+ * - `retryMs`: the first wait after a try that got no answer, or a 503/429 without
+ *   `Retry-After`; while that goes on the wait doubles, up to a minute.
  */
 export async function openOutbox({ onSent = () => {}, retryMs = 3_000 } = {}) {
   // onDeadLetter 'hold': a mutation the server refuses holds its record's later mutations (an
