@@ -10,6 +10,7 @@ import { Activity, drain, MAX_ATTEMPTS, openDemoDatabase, type Storage } from '.
 import { History } from './history.ts';
 import { LESSONS, type LessonContext } from './lessons.ts';
 import { EventLog, type LeaseEnding } from './log.ts';
+import type { LessonServer } from './server.ts';
 import type { Settings } from './settings.ts';
 import { TimelineModel } from './timeline/model.ts';
 import { observe } from './timeline/observe.ts';
@@ -34,6 +35,8 @@ export class Demo {
   workflows!: Workflows;
   workers: DemoWorker[] = [];
   executions = new Set<string>();
+  /** Lesson 11's server, while that lesson is the one running. */
+  server: LessonServer | undefined;
   owner: OwnerInfo | undefined;
   /** The latest snapshot, and its messages by seq (for the "why" of claims). */
   snapshot: TransportSnapshot | undefined;
@@ -78,6 +81,8 @@ export class Demo {
       seen: (seq) => this.#seen.get(seq),
       onExecution: (id) => this.trackExecution(id),
       tab: () => (this.workerPrefix ? 'tab 2' : 'tab 1'),
+      // Counted like a database call: the page is not settled while a request is with the server.
+      server: () => this.server && { fetch: (input, init) => this.activity.track(this.server!.fetch(input, init)) },
     };
     const pageRunsNoStep = (): Promise<string> => Promise.reject(new Error('the page only starts workflows; its workers run them'));
     // The store unwrapped: `get` runs with every snapshot, and a counted call would ask for the next one.
@@ -166,6 +171,8 @@ export class Demo {
     this.settings.lesson = id;
     this.#stopWorkers();
     this.log.clear();
+    this.server?.close();
+    this.server = undefined;
     const wasPaused = this.clock.paused;
     this.clock.setPaused(true);
     try {
@@ -173,6 +180,12 @@ export class Demo {
       this.timeline.clear();
       this.history.clear();
       const lesson = LESSONS.find((l) => l.id === id);
+      if (lesson?.server && !run.signal.aborted) {
+        // Loaded on first use: only this lesson needs a second sqlite-wasm, the server's.
+        const server = await this.activity.track(import('./server.ts').then((m) => m.openLessonServer(this.clock.now)));
+        if (run.signal.aborted) server.close();
+        else this.server = server;
+      }
       if (lesson && !run.signal.aborted) await this.activity.track(lesson.setup(this.#lessonContext(run.signal)));
     } finally {
       if (!run.signal.aborted || this.#lesson === run) this.clock.setPaused(wasPaused);
@@ -202,7 +215,20 @@ export class Demo {
     const sender = new Runtime({ store: this.#ctx.store, transport: this.#ctx.transport, handler: () => {}, workerId: 'page', visibilityMs: 5_000, clock: this.clock.now });
     return {
       addWorker: (settings) => this.addWorker(settings),
-      publish: (groupId, event, priority) => this.publish(groupId, event, priority),
+      publish: (groupId, event, priority = 0, key) => (key === undefined ? this.publish(groupId, event, priority) : this.#ctx.transport.publish(groupId, event, { priority, key, onDuplicate: 'merge' })),
+      edit: async (groupId, key, patch) => {
+        const queued = new Set(this.snapshot?.groups.find((g) => g.groupId === groupId)?.messages.map((m) => m.seq));
+        const at = this.clock.now();
+        const seq = await this.#ctx.transport.publish(groupId, patch, { key, onDuplicate: 'merge' });
+        const text = queued.has(seq)
+          ? `The user edits ${groupId} (${JSON.stringify(patch)}, published under key ${key} with onDuplicate: 'merge'). ${groupId}#${seq} was waiting in the queue, under no lease, so the edit was merged into it in place: same seq, same counter, its revision one higher — its next delivery goes out under a new delivery id`
+          : `The user edits ${groupId} (${JSON.stringify(patch)}, key ${key}). The queued message was under a live lease (its worker may have sent it already), so the edit became a message of its own, #${seq}, behind it`;
+        this.log.add({ at, kind: 'edit', group: groupId, seq, text });
+        return seq;
+      },
+      loseAnswersUntil: (ms) => {
+        if (this.server) this.server.loseAnswersUntil = ms;
+      },
       redrive: (seq) => this.redrive(seq),
       at: (ms, action) => void this.clock.until(ms, signal).then(() => signal.aborted || action()),
       createExecution: async (id) => {

@@ -7,6 +7,7 @@
  * backlog keeps a shorter past than a lesson does, and memory stays flat.
  */
 import type { Lease, TransportSnapshot } from 'leasehold';
+import type { ServerState } from './server.ts';
 import type { ExecutionView } from './views/executions.ts';
 import type { WorkerSettings, WorkerStatus } from './workers.ts';
 
@@ -25,6 +26,8 @@ export interface Frame {
   snapshot: TransportSnapshot;
   workers: WorkerState[];
   executions: Map<string, ExecutionView>;
+  /** Lesson 11's server, when it runs. */
+  server?: ServerState | undefined;
 }
 
 /** Messages kept across all frames (each frame holds its own snapshot). */

@@ -1,6 +1,6 @@
 /**
- * The page's layout: header, lessons, then panels — the timeline across the top, the queue and
- * the side column (workers, executions, log), then the SQL at work, publishing and dead letters.
+ * The page's layout: header, lessons, then panels — the timeline across the top, the queue (and
+ * under it lesson 11's server) and the side column (workers, executions, log), then the SQL at work, publishing and dead letters.
  * Each panel is a <details> whose open state is remembered.
  */
 import type { Settings } from './settings.ts';
@@ -18,6 +18,7 @@ export interface Parts {
   sql: HTMLElement;
   publish: HTMLElement;
   dead: HTMLElement;
+  server: HTMLElement;
 }
 
 const STATES: [string, string][] = [
@@ -66,7 +67,13 @@ export function layout(parts: Parts, settings: Settings, traceMax: number, save:
       'main',
       { class: 'grid' },
       panel('timeline', 'Timeline', 'who held what, when — drag to look back', h('div', {}, timelineKey, parts.timeline)),
-      panel('queue', 'Queue', 'groups in the order the next claims visit them', h('div', {}, legend, parts.queue)),
+      h(
+        'div',
+        { class: 'main-col' },
+        panel('queue', 'Queue', 'groups in the order the next claims visit them', h('div', {}, legend, parts.queue)),
+        // Shown only while lesson 11's server runs (main.ts): under the queue it delivers from.
+        panel('server', 'Server', 'leasehold/receiver: what it received, its receipts, the app’s table', parts.server),
+      ),
       h(
         'div',
         { class: 'side' },

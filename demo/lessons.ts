@@ -1,5 +1,5 @@
 /**
- * The ten lessons. Each sets up a scenario on an emptied queue at time 0 — real messages, real
+ * The eleven lessons. Each sets up a scenario on an emptied queue at time 0 — real messages, real
  * workers, a few timed actions (a crash, a stall) — says in a few sentences what to watch, and
  * lets it run. Nothing is scripted beyond those actions: what follows is the library's doing.
  */
@@ -9,7 +9,12 @@ import type { OrderInput } from './workflow.ts';
 
 export interface LessonContext {
   addWorker(settings: Partial<WorkerSettings>): DemoWorker;
-  publish(groupId: string, event: DemoEvent, priority?: number): Promise<number>;
+  /** With `key`, a later {@link edit} of the same key merges into the message while it is queued. */
+  publish(groupId: string, event: DemoEvent, priority?: number, key?: string): Promise<number>;
+  /** Publishes `patch` under `key` with `onDuplicate: 'merge'`, as an app saving an edit would, and says what it did. */
+  edit(groupId: string, key: string, patch: Partial<DemoEvent>): Promise<number>;
+  /** Lesson 11: answers to requests that reach its server before `ms` are lost on the way back. */
+  loseAnswersUntil(ms: number): void;
   /** Puts a dead letter back at its group's tail, as an operator would. */
   redrive(seq: number): Promise<number>;
   /** Runs `action` when the demo clock reaches `ms` (dropped if another lesson starts first). */
@@ -32,6 +37,8 @@ export interface Lesson {
   storage?: 'opfs';
   /** The queue's dead-letter policy the lesson needs (default 'continue'); 'hold' opens its own database. */
   onDeadLetter?: DeadLetterPolicy;
+  /** The lesson runs a server (leasehold/receiver in this page), fresh for each start, that its delivery workers send to. */
+  server?: boolean;
   /** A button the lesson offers the learner, e.g. opening a second tab. */
   action?: { label: string; run(): void };
   /** What the lesson says in a tab that joined it (lessons 7 and 10's second tab)… */
@@ -191,6 +198,20 @@ export const LESSONS: readonly Lesson[] = [
     async setup(ctx) {
       await ctx.startOrder('order-42', { courierMs: 15_000 });
       ctx.addWorker({ kind: 'workflow', visibilityMs: 5_000, workMs: 1_000 });
+    },
+  },
+  {
+    id: 11,
+    title: 'The server’s side',
+    server: true,
+    text: 'w1 and w2 send note-7 and note-8 with leasehold/http to a server — the real leasehold/receiver, on its own SQLite database in this page (Server, under the queue). Until 2 s the connection loses every answer: at 1 s the server applies both and commits a receipt per delivery id, but no answer reaches this tab, so the workers give the messages back (no attempt spent) and send them again after 2 s. note-7 goes out under the same delivery id: the server answers from its receipt — a repeat, applied once. At 2 s the user edits note-8 while it waits: the edit is merged into the queued message, its revision goes up, and it goes out under a new delivery id, which the server applies as the new content it is.',
+    async setup(ctx) {
+      ctx.loseAnswersUntil(2_000);
+      await ctx.publish('note-7', { label: 'milk', note: 'note-7' }, 0, 'note-7');
+      await ctx.publish('note-8', { label: 'call Ann', note: 'note-8' }, 0, 'note-8');
+      ctx.addWorker({ kind: 'delivery', visibilityMs: 5_000, workMs: 1_000 });
+      ctx.addWorker({ kind: 'delivery', visibilityMs: 5_000, workMs: 1_000 });
+      ctx.at(2_000, () => void ctx.edit('note-8', 'note-8', { label: 'call Ann at 5' }).catch(() => {}));
     },
   },
 ];

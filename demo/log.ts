@@ -5,7 +5,7 @@
 import type { MessageSnapshot } from 'leasehold';
 import { seconds } from './clock.ts';
 
-export type LogKind = 'claim' | 'ack' | 'park' | 'retry' | 'refused' | 'late-ack' | 'crash' | 'stall' | 'pause' | 'handled' | 'step' | 'dead' | 'reject' | 'redrive' | 'discard' | 'owner' | 'info';
+export type LogKind = 'claim' | 'ack' | 'park' | 'retry' | 'refused' | 'late-ack' | 'crash' | 'stall' | 'pause' | 'handled' | 'step' | 'dead' | 'reject' | 'redrive' | 'discard' | 'owner' | 'lost' | 'repeat' | 'edit' | 'info';
 
 export interface LogEntry {
   id: number;
@@ -46,7 +46,8 @@ export class EventLog {
 export interface LeaseEnding {
   holder: string;
   expiresAt: number;
-  end: 'abandoned' | 'parked' | 'released';
+  /** `unanswered`: released by a delivery worker whose request got no answer, until `expiresAt`. */
+  end: 'abandoned' | 'parked' | 'released' | 'unanswered';
 }
 
 /**
@@ -55,6 +56,8 @@ export interface LeaseEnding {
  * another tab's workers, the message as the last snapshot showed it.
  */
 export function claimReason(groupId: string, attempt: number, ending: LeaseEnding | undefined, seen: MessageSnapshot | undefined): string {
+  // A release gives the attempt back, so a message sent again after one is still on attempt 1.
+  if (ending?.end === 'unanswered') return `no answer came to ${ending.holder}’s request, so it released the message until ${seconds(ending.expiresAt)} to send it again`;
   if (attempt === 1) return `first delivery; ${groupId} was next in round-robin order`;
   if (ending?.end === 'parked') return `its park ended at ${seconds(ending.expiresAt)}`;
   if (ending?.end === 'released') return `${ending.holder} gave it back (nack)`;

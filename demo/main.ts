@@ -24,6 +24,7 @@ import { DeadLettersView, VIEW_CSS } from 'leasehold/inspector';
 import { PublishForm } from './views/publish.ts';
 import { seconds } from './clock.ts';
 import { QueueView } from './views/queue.ts';
+import { ServerView } from './views/server.ts';
 import { SqlView } from './views/sql.ts';
 import { TimelineView } from './views/timeline.ts';
 import { WorkersView } from './views/workers.ts';
@@ -85,13 +86,16 @@ const publish = new PublishForm(
 );
 const log = new LogView(demo.log);
 const sql = new SqlView();
+const server = new ServerView();
 const timeline = new TimelineView(demo.timeline, (t) => scrub(t));
 const panels = layout(
-  { time: time.el, storage: storage.el, lessons: lessons.el, timeline: timeline.el, queue: queue.el, workers: workers.el, executions: executions.el, log: log.el, sql: sql.el, publish: publish.el, dead: dead.el },
+  { time: time.el, storage: storage.el, lessons: lessons.el, timeline: timeline.el, queue: queue.el, workers: workers.el, executions: executions.el, log: log.el, sql: sql.el, publish: publish.el, dead: dead.el, server: server.el },
   settings,
   TRACE_MAX,
   save,
 );
+// Nothing to show until lesson 11 starts its server.
+panels.get('server')!.hidden = true;
 const applyMotion = (): void => {
   timeline.reducedMotion = reducedMotion.matches;
   document.body.dataset.motion = reducedMotion.matches ? 'reduced' : 'full';
@@ -146,6 +150,8 @@ function drawFrame(frame: Frame, now: number, isLive: boolean): void {
   dead.render(frame.snapshot.deadLetters);
   executions.render(frame.executions);
   workers.render(isLive ? demo.workers : frame.workers, now, isLive);
+  panels.get('server')!.hidden = frame.server === undefined;
+  server.render(frame.server);
 }
 
 // The loop: move the clock, fetch a snapshot when something may have changed, redraw.
@@ -176,7 +182,7 @@ async function fetchSnapshot(): Promise<void> {
     }
     if (panels.get('sql')!.open) sql.render(await db.sqlTrace());
     demo.setSnapshot(snapshot);
-    latest = { at: snapshot.now, snapshot, workers: demo.workers.map(workerState), executions: views };
+    latest = { at: snapshot.now, snapshot, workers: demo.workers.map(workerState), executions: views, server: demo.server?.state() };
     demo.history.add(latest);
     if (view === null) drawFrame(latest, clock.now(), true);
   } catch {

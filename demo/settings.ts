@@ -10,7 +10,7 @@ export interface Settings {
   storage: Storage;
   speed: number;
   paused: boolean;
-  /** 0: free play; 1–10: a lesson. */
+  /** 0: free play; 1–11: a lesson. */
   lesson: number;
   /** Panel id → open. */
   panels: Record<string, boolean>;

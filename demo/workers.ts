@@ -3,9 +3,11 @@
  * while on demo time, then ack (or nack, when the event asks for it). A runtime worker is a real
  * `Runtime` stepping executions, so their state and trace rings change. Both talk to the real
  * transport; the controls (pause, stall, crash, come back late) only change what the worker
- * does next, never the queue behind its back.
+ * does next, never the queue behind its back. A delivery worker (lesson 11) sends each event to
+ * the lesson's server with `leasehold/http` and does what its answer says, as `consume()` would.
  */
-import { type ChangeNotifier, type ExecutionStore, type Lease, LeaseLostError, type MessageSnapshot, Runtime, type StepResult, type Transport } from 'leasehold';
+import { type ChangeNotifier, type ExecutionStore, type Lease, LeaseLostError, type MessageSnapshot, RejectError, RetryLaterError, Runtime, type StepResult, type Transport } from 'leasehold';
+import { httpDelivery } from 'leasehold/http';
 import { Workflows } from 'leasehold/workflow';
 import { type DemoClock, seconds } from './clock.ts';
 import { claimReason, type EventLog, eventLabel, type LeaseEnding } from './log.ts';
@@ -22,10 +24,14 @@ export interface DemoEvent {
   failUntil?: number;
   /** The worker rejects it (a 4xx: dead at once) while the demo clock is before this time: a server that refuses it until a fix ships. */
   refuseUntil?: number;
+  /** Lesson 11: the note this edit is to, as the server's table keys it. */
+  note?: string;
 }
 
 /** How long a poison message is parked before its next try. */
 const RETRY_MS = 2_000;
+/** Where a delivery worker sends: lesson 11's in-page fetch answers for it, nothing goes out. */
+const SERVER_URL = 'https://server.example/outbox';
 /** How often (demo time) an idle worker looks again; change notices wake it sooner. */
 const IDLE_POLL_MS = 100;
 
@@ -42,10 +48,16 @@ export interface WorkerContext {
   onExecution(id: string): void;
   /** Which tab this is, as the ledger of side effects names it ("tab 1"). */
   tab(): string;
+  /** Lesson 11's server, while it runs: where a delivery worker's requests go. */
+  server(): { fetch: typeof globalThis.fetch } | undefined;
 }
 
-/** plain: claim, work, ack; runtime: a `Runtime` stepping executions; workflow: `Workflows` running lesson 10's order workflow. */
-export type WorkerKind = 'plain' | 'runtime' | 'workflow';
+/**
+ * plain: claim, work, ack; runtime: a `Runtime` stepping executions; workflow: `Workflows` running
+ * lesson 10's order workflow; delivery: claim, send to lesson 11's server (the request is on the
+ * wire for `workMs`), then ack, release or reject by its answer.
+ */
+export type WorkerKind = 'plain' | 'runtime' | 'workflow' | 'delivery';
 export type WorkerStatus = 'idle' | 'working' | 'paused' | 'stalled' | 'crashed';
 
 export interface WorkerSettings {
@@ -70,6 +82,10 @@ export class DemoWorker {
   readonly #crash = new AbortController();
   /** The workflow step whose `fn` this worker ran in the event it is handling. */
   #ranStep: string | undefined;
+  /** The answer to the delivery worker's last request, read before its ack. */
+  #answer: { status: number; repeat: string | null; body: string } | undefined;
+  /** A delivery worker claims nothing until then, as consume() does after a RetryLaterError. */
+  #backOffUntil = 0;
   #kick!: Promise<void>;
   #kicked!: () => void;
 
@@ -77,7 +93,7 @@ export class DemoWorker {
     this.settings = settings;
     this.#ctx = ctx;
     this.#renewKick();
-    const running = settings.kind === 'plain' ? this.#runPlain() : this.#runSteps(settings.kind === 'runtime' ? this.#runtime() : this.#workflows());
+    const running = settings.kind === 'plain' || settings.kind === 'delivery' ? this.#runPlain() : this.#runSteps(settings.kind === 'runtime' ? this.#runtime() : this.#workflows());
     void running.catch((error: unknown) => {
       // A storage failure or a closed database (storage switched): the worker stops, visibly.
       if (this.#crashed) return;
@@ -148,6 +164,11 @@ export class DemoWorker {
     const { id, visibilityMs, minPriority, workMs } = this.settings;
     while (!this.#crashed) {
       if (await this.#gate()) continue;
+      if (clock.now() < this.#backOffUntil) {
+        this.status = 'idle';
+        await this.#wait(clock.until(this.#backOffUntil, this.#crash.signal));
+        continue;
+      }
       const lease = await transport.claim(id, visibilityMs, { minPriority });
       if (this.#crashed) {
         // Crashed while its claim was on the way: the lease is abandoned like any other.
@@ -177,7 +198,9 @@ export class DemoWorker {
     const event = lease.event as Partial<DemoEvent> | null;
     const wasExpired = clock.now() > lease.expiresAt;
     try {
-      if (typeof event?.parkMs === 'number' && lease.attempt === 1) {
+      if (this.settings.kind === 'delivery') {
+        await this.#deliver(lease);
+      } else if (typeof event?.parkMs === 'number' && lease.attempt === 1) {
         await transport.nack(lease, event.parkMs);
         endings.set(lease.seq, { holder: this.id, expiresAt: clock.now() + event.parkMs, end: 'parked' });
         this.note = `parked ${tag(lease)}`;
@@ -210,6 +233,54 @@ export class DemoWorker {
     }
     this.lease = null;
   }
+
+  /** Sends `lease`'s event with leasehold/http (the answer read by `onDelivered`), then acks, releases or rejects it by the answer. */
+  async #deliver(lease: Lease): Promise<void> {
+    const { transport, clock, endings } = this.#ctx;
+    const id = shortId(lease.deliveryId ?? '');
+    this.#answer = undefined;
+    try {
+      await this.#send(lease.event, lease);
+    } catch (error) {
+      if (error instanceof RetryLaterError) {
+        await transport.release(lease, error.afterMs, error.message);
+        this.#backOffUntil = clock.now() + error.afterMs;
+        endings.set(lease.seq, { holder: this.id, expiresAt: this.#backOffUntil, end: 'unanswered' });
+        this.note = `no answer for ${tag(lease)}`;
+        this.#log('lost', `${this.id} sent ${tag(lease)} as delivery ${id} and got no answer (${error.message}). It cannot tell whether the server applied it, so it gives the message back — a release: no attempt spent — and sends it again in ${seconds(error.afterMs)}: under the same delivery id, unless an edit changes the message meanwhile`, lease);
+        return;
+      }
+      if (!(error instanceof RejectError)) throw error;
+      await transport.reject(lease, error.message);
+      this.note = `refused ${tag(lease)}`;
+      this.#log('reject', `${this.id} sent ${tag(lease)} as ${id}: the server refused it (${error.message}), a dead letter at once`, lease);
+      return;
+    }
+    await transport.ack(lease);
+    const answer = this.#answer as { status: number; repeat: string | null; body: string } | undefined;
+    const said = answer ? `${answer.status} ${answer.body}` : 'its answer';
+    this.note = `delivered ${tag(lease)}`;
+    if (answer?.repeat === '1') {
+      this.#log('repeat', `${this.id} sent ${tag(lease)} again under the same delivery id ${id}: the server found its receipt and answered ${said} from it (Leasehold-Repeat: 1) without applying it again. ${this.id} acked it`, lease);
+    } else {
+      const revision = lease.revision ?? 0;
+      const why = revision > 0 ? `revision ${revision}, a new id since an edit was merged into the queued message: new content, so the server applied it` : 'the server applied it and committed its receipt';
+      this.#log('ack', `${this.id} sent ${tag(lease)} as delivery ${id} (${why}), answered ${said}. ${this.id} acked it: done, removed from ${lease.groupId}`, lease);
+    }
+  }
+
+  /** The client half of lesson 11: leasehold/http, over the lesson server's in-page fetch. */
+  readonly #send = httpDelivery<unknown>({
+    url: SERVER_URL,
+    retryMs: RETRY_MS,
+    fetch: (input, init) => {
+      const server = this.#ctx.server();
+      return server ? server.fetch(input, init) : Promise.reject(new TypeError('no server is running (lesson 11 starts one)'));
+    },
+    onDelivered: async (response) => {
+      this.#answer = { status: response.status, repeat: response.headers.get('leasehold-repeat'), body: await response.text() };
+    },
+  });
 
   /** A Runtime whose handler counts the events of an execution, working `workMs` on each. */
   #runtime(): Runtime {
@@ -381,6 +452,11 @@ export class DemoWorker {
     if (lease) Object.assign(entry, { group: lease.groupId, seq: lease.seq, attempt: lease.attempt });
     this.#ctx.log.add(entry);
   }
+}
+
+/** A delivery id with its origin cut to its first 6 digits: "9f3a1c…/default/2/1". */
+export function shortId(id: string): string {
+  return id.replace(/^([0-9a-f]{6})[0-9a-f]{26}\//, '$1…/');
 }
 
 /** "order-7#3": group and seq, how the log names a message. */

@@ -1,5 +1,5 @@
 import { type BrowserContext, expect, type Locator, type Page, test } from '@playwright/test';
-import { closeOwner, consoleErrors, logEntries, openDemo, openSecondTab, screenshots, startLesson, step } from './demo-support.js';
+import { closeOwner, consoleErrors, group, logEntries, openDemo, openSecondTab, screenshots, settled, startLesson, step } from './demo-support.js';
 
 test.use({ viewport: { width: 1280, height: 900 } });
 
@@ -90,4 +90,69 @@ test('lesson 10: the owner tab closes inside a step; only that step runs again, 
   await expectStep(second, 'ship', 'recorded', ['tab2-w1']);
   expect(await ledger(second)).toEqual(['reserve by w1', 'charge by w1', 'charge by tab2-w1', 'ship by tab2-w1']);
   expect(consoleErrors(second)).toEqual([]);
+});
+
+/** Lesson 11's server: what it received, for `note`, oldest first. */
+function requests(page: Page, note: string): Locator {
+  return page.locator(`[data-testid="server-request"][data-note="${note}"]`);
+}
+
+/** `id` with its revision (the last of its four parts) replaced. */
+function withRevision(id: string, revision: number): string {
+  return `${id.slice(0, id.lastIndexOf('/'))}/${revision}`;
+}
+
+test('lesson 11: a lost answer is answered from its receipt when the same delivery id comes again; a merged edit goes out under a new id and is applied', async ({ page }) => {
+  await openDemo(page);
+  await startLesson(page, 11);
+  await expect(page.locator('[data-panel="server"]')).toBeVisible();
+  await step(page, 1000);
+  // At 1 s the server applied both notes and committed their receipts; both answers were lost.
+  for (const note of ['note-7', 'note-8']) {
+    await expect(requests(page, note)).toHaveCount(1);
+    await expect(requests(page, note)).toHaveAttribute('data-answered', 'applied');
+    await expect(requests(page, note)).toHaveAttribute('data-lost', 'true');
+    await expect(requests(page, note)).toHaveAttribute('data-revision', '0');
+    await expect(logEntries(page, { kind: 'lost', group: note })).toContainText('no attempt spent');
+    // The tab never heard: the message waits in its queue for the next try, its attempt given back.
+    await expect(group(page, note).getByTestId('message')).toHaveAttribute('data-state', 'delayed');
+    await expect(group(page, note).getByTestId('message')).toHaveAttribute('data-attempt', '0');
+  }
+  await expect(page.getByTestId('receipt')).toHaveCount(2);
+  const sent7 = (await requests(page, 'note-7').getAttribute('data-id'))!;
+  const sent8 = (await requests(page, 'note-8').getAttribute('data-id'))!;
+  await expect(page.locator(`[data-testid="receipt"][data-id="${sent8}"]`)).toHaveAttribute('data-revision', '0');
+  await screenshots(page, 'lesson-11-lost');
+
+  // At 2 s the user's edit is merged into note-8 while it waits: same seq, revision 1.
+  await step(page, 1000);
+  await expect(logEntries(page, { kind: 'edit', group: 'note-8' })).toContainText('merged into it in place');
+  await expect(group(page, 'note-8').getByTestId('message')).toHaveCount(1);
+
+  // The next tries: note-7 under the same id, answered from its receipt; note-8 under a new one, applied.
+  for (let i = 0; i < 6 && (await requests(page, 'note-8').count()) < 2; i++) await step(page, 1000);
+  await expect(requests(page, 'note-7')).toHaveCount(2);
+  const again = requests(page, 'note-7').nth(1);
+  await expect(again).toHaveAttribute('data-id', sent7);
+  await expect(again).toHaveAttribute('data-answered', 'repeat');
+  await expect(again).toHaveAttribute('data-lost', 'false');
+  await expect(logEntries(page, { kind: 'repeat', group: 'note-7' })).toContainText('without applying it again');
+  const edited = requests(page, 'note-8').nth(1);
+  await expect(edited).toHaveAttribute('data-id', withRevision(sent8, 1));
+  await expect(edited).toHaveAttribute('data-answered', 'applied');
+  await expect(edited).toHaveAttribute('data-lost', 'false');
+  // One receipt per number: note-7's still at revision 0, note-8's replaced by revision 1.
+  await expect(page.getByTestId('receipt')).toHaveCount(2);
+  await expect(page.locator(`[data-testid="receipt"][data-id="${sent7}"]`)).toHaveAttribute('data-outcome', 'applied');
+  await expect(page.locator(`[data-testid="receipt"][data-id="${withRevision(sent8, 1)}"]`)).toHaveAttribute('data-outcome', 'applied');
+  // Apply ran once for note-7 (delivered twice) and once per content of note-8.
+  await expect(page.locator('[data-testid="note"][data-note="note-7"]')).toHaveAttribute('data-applied', '1');
+  await expect(page.locator('[data-testid="note"][data-note="note-8"]')).toHaveAttribute('data-applied', '2');
+  await expect(page.locator('[data-testid="note"][data-note="note-8"]')).toContainText('call Ann at 5');
+  // Both acked: the queue is empty.
+  await expect(group(page, 'note-7')).toHaveCount(0);
+  await expect(group(page, 'note-8')).toHaveCount(0);
+  await settled(page);
+  await screenshots(page, 'lesson-11');
+  expect(consoleErrors(page)).toEqual([]);
 });

@@ -312,6 +312,18 @@ describe('createReceiver and the SQLite tables', () => {
     db.close();
   });
 
+  it('reads the body of a Request without a body stream (Firefox), and still refuses one over the limit', async () => {
+    const db = await openWasmDatabase();
+    const receiver = createReceiver<Note, unknown, true>({ store: sqliteReceipts(db), maxBodyBytes: 64, apply: (event) => ({ status: 201, body: { saved: event.note } }) });
+    // What Firefox hands a service worker or a page: `body` is not implemented on Request.
+    const streamless = (request: Request): Request => Object.defineProperty(request, 'body', { value: undefined });
+    const origin = newOrigin();
+    expect(await answer(await receiver.handle(streamless(delivery({ origin, counter: 1, event: { note: 'n1', text: 'a' } }))))).toEqual({ status: 201, body: { saved: 'n1' }, repeat: null });
+    const large = streamless(delivery({ origin, counter: 2, event: { note: 'n2', text: 'y'.repeat(100) } }));
+    expect((await receiver.handle(large)).status).toBe(413);
+    db.close();
+  });
+
   it('creates its tables once, as the receiver component, and refuses tables a newer leasehold wrote', async () => {
     const db = await openWasmDatabase();
     sqliteReceipts(db);

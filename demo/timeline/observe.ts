@@ -1,7 +1,7 @@
 /**
  * The transport as this tab's workers use it, with every lease call told to the timeline: a
- * claim starts a bar (at the lease's own start, `expiresAt − visibilityMs`), an ack, nack, park
- * or reject ends it, and a `LeaseLostError` is a refused mark at the moment the late call was made. The
+ * claim starts a bar (at the lease's own start, `expiresAt − visibilityMs`), an ack, nack, park,
+ * release or reject ends it, and a `LeaseLostError` is a refused mark at the moment the late call was made. The
  * calls themselves pass through unchanged, results and errors included.
  */
 import { type ChangeNotifier, type Lease, LeaseLostError, type Transport } from 'leasehold';
@@ -62,9 +62,15 @@ export function observe(transport: Transport & ChangeNotifier, model: TimelineMo
       model.ended(lease, at, 'acked');
       return claimed(visibilityMs)(next);
     },
-    nack: async (lease, delayMs = 0) => {
+    nack: async (lease, delayMs = 0, reason) => {
       const at = now();
-      await fenced(lease, 'nack', at, transport.nack(lease, delayMs));
+      await fenced(lease, 'nack', at, transport.nack(lease, delayMs, reason));
+      model.ended(lease, at, delayMs > 0 ? 'parked' : 'released', delayMs);
+    },
+    // A release gives the message back like a nack, without spending an attempt: the bar ends the same way.
+    release: async (lease, delayMs = 0, reason) => {
+      const at = now();
+      await fenced(lease, 'nack', at, transport.release(lease, delayMs, reason));
       model.ended(lease, at, delayMs > 0 ? 'parked' : 'released', delayMs);
     },
     reject: async (lease, reason) => {

@@ -159,6 +159,13 @@ async function readBody(request: Request, max: number): Promise<Uint8Array> {
   const declared = request.headers.get('content-length');
   if (declared !== null && /^\d+$/.test(declared) && Number(declared) > max) throw new BodyTooLarge(max);
   if (request.body === null) return new Uint8Array(0);
+  // Firefox's Request has no body stream (`body` is undefined): read it whole, then measure. An
+  // error here would be answered 400, which the client takes for a refusal and dead-letters.
+  if (request.body === undefined) {
+    const whole = new Uint8Array(await request.arrayBuffer());
+    if (whole.byteLength > max) throw new BodyTooLarge(max);
+    return whole;
+  }
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;

@@ -80,7 +80,9 @@ export class TimelineModel {
   claimed(lease: Lease, visibilityMs: number, local = true): void {
     const key = `${lease.seq}:${lease.attempt}`;
     const known = this.#byLease.get(key);
-    if (known) {
+    // A release gives the attempt back, so the next lease of its message has the same attempt:
+    // a span that has ended is an earlier lease, and this claim starts a new one.
+    if (known && (known.how === null || !local)) {
       // Seen in a snapshot before this tab's call answered: the call knows the exact start.
       if (local) Object.assign(known, { start: lease.expiresAt - visibilityMs, local: true });
       return this.#bump();
