@@ -10,6 +10,7 @@ import { HostCore } from '../src/browser/core.js';
 import type { AnswerMessage, CallMessage, HostOptions, HostToHost, HostToPage } from '../src/browser/protocol.js';
 import { errorToWire } from '../src/remote/wire.js';
 import { openWasmDatabase } from '../src/sqlite/wasm.js';
+import { StorageError } from '../src/errors.js';
 
 interface Port {
   name: string;
@@ -153,6 +154,15 @@ describe('opening', () => {
     expect(toPage(host.send(announce('late'))).map((m) => m.kind)).toEqual(['owner']);
     // A timer that fires after the open was answered changes nothing.
     expect(host.send({ kind: 'timeout', timer: 'open' })).toEqual([]);
+  });
+
+  it('holding the lock, waits for its own open past the open timeout: the open says what failed', () => {
+    const host = seeking();
+    host.send({ kind: 'lock-granted' });
+    expect(host.send({ kind: 'timeout', timer: 'open' })).toEqual([]);
+    const busy = new StorageError('STORAGE_BUSY', 'database "db" is held open by another page or worker that does not let go.');
+    const [failed] = toPage(host.send({ kind: 'database-failed', error: busy })).filter((m) => m.kind === 'open-failed');
+    expect(failed).toMatchObject({ kind: 'open-failed', error: { code: 'STORAGE_BUSY', message: busy.message } });
   });
 });
 

@@ -527,7 +527,10 @@ function timeout<P>(state: HostState<P>, timer: TimerId, fx: HostEffect<P>[]): H
     return timer === 'broker-retry' ? { ...state, brokerMisses: BROKER_ATTEMPTS - 1 } : state;
   }
   if (timer === 'open') {
-    if (!live(state) || state.openSettled) return state;
+    // Holding the lock and opening the database itself, this tab waits for its own open, whose
+    // waits are bounded (installPool's retries while a holder lets go): no other tab is involved,
+    // and "another tab does not answer" would name the wrong cause.
+    if (!live(state) || state.openSettled || state.phase === 'promoting') return state;
     const error = new StorageError(
       'STORAGE_BUSY',
       `database ${JSON.stringify(state.options.name)} is owned by another tab that does not answer; close the other tabs of this site and retry.`,
