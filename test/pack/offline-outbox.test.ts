@@ -307,14 +307,17 @@ describe('examples/offline-outbox', () => {
     let api = await server(['--port', '0', '--data', data]);
     const context = await browser(api.url);
     const errors: string[] = [];
-    // A short wait after a try that got no answer, or a 503 without Retry-After (100 ms; the page's own is 3 s).
+    // A short, fixed wait after a try that got no answer, or a 503 without Retry-After (100 ms; the
+    // page's own starts at 3 s and doubles).
     const page = await openTab(context, errors, '/?outage-ms=100');
     const note = await createNote(page, 'before the outage');
     await poll(async () => (await api.state()).mutations.length).toBe(1);
 
-    // Busy: two 503s asking for 1 s each, then a 429 asking for a time 3 s ahead (an HTTP date, whole seconds).
+    // Busy: two 503s asking for 1 s each, then a 429 asking for a time 5 s ahead (an HTTP date,
+    // whole seconds: 4–5 s, so its wait outlasts the two 503s' by 2 s or more, time enough to read
+    // the note's status during it on a loaded machine).
     await api.outage({ count: 2, retryAfter: 1 });
-    await api.outage({ count: 1, status: 429, retryAfter: new Date(Date.now() + 3_000).toUTCString() });
+    await api.outage({ count: 1, status: 429, retryAfter: new Date(Date.now() + 5_000).toUTCString() });
     const editedAt = Date.now();
     await edit(page, note, 'while it is busy');
     // The page says why it waits and until when: the consumer's status, and the note's own.

@@ -245,14 +245,15 @@ async function checkGaps() {
 }
 
 async function main() {
-  // ?outage-ms=200: a short wait after a try that got no answer (for trying it out, and for the tests).
+  // ?outage-ms=200: a short, fixed wait after a try that got no answer (for trying it out, and
+  // for the tests): no back-off.
   const outageMs = Number(new URLSearchParams(location.search).get('outage-ms'));
   outbox = await openOutbox({
     onSent: (mutation, answer) => {
       sent.push({ ...mutation, ...answer });
       draw();
     },
-    ...(outageMs > 0 ? { retryMs: outageMs } : {}),
+    ...(outageMs > 0 ? { retryMs: outageMs, maxRetryMs: outageMs } : {}),
   });
   // 'lost': this browser had the database and it is gone (cleared, or evicted for space):
   // whatever it held and had not sent is gone too. Say so; an empty outbox is not "all sent".

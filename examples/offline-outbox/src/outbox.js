@@ -20,9 +20,9 @@ const newId = (kind) => `${kind}-${crypto.randomUUID().replaceAll('-', '').slice
  * - `onSent(mutation, { status, repeat })` hears of each mutation this tab delivered (`repeat`:
  *   the server answered from its receipt, having applied it before).
  * - `retryMs`: the first wait after a try that got no answer, or a 503/429 without
- *   `Retry-After`; while that goes on the wait doubles, up to a minute.
+ *   `Retry-After`; while that goes on the wait doubles, up to `maxRetryMs` (a minute).
  */
-export async function openOutbox({ onSent = () => {}, retryMs = 3_000 } = {}) {
+export async function openOutbox({ onSent = () => {}, retryMs = 3_000, maxRetryMs = 60_000 } = {}) {
   // onDeadLetter 'hold': a mutation the server refuses holds its record's later mutations (an
   // update must not reach a server that never got the create) until it is redriven or discarded.
   // maxAttempts counts failures only (a bug in the handler, say): outages and refusals spend none.
@@ -35,6 +35,7 @@ export async function openOutbox({ onSent = () => {}, retryMs = 3_000 } = {}) {
   const deliver = httpDelivery({
     url: RECEIVER,
     retryMs,
+    maxRetryMs,
     onDelivered: (response, mutation) => onSent(mutation, { status: response.status, repeat: response.headers.has('leasehold-repeat') }),
   });
   let consumer = null;
