@@ -7,17 +7,11 @@
  * offline to retrying to delivered, and to held for a note the server refuses. React is an
  * optional peer of leasehold and a devDependency of the project, so the tests always run.
  */
-import { expect, type Page, test } from '@playwright/test';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build, type Plugin, preview } from 'vite';
+import { expect, test } from '@playwright/test';
+import type { Plugin } from 'vite';
 import { createReceiver, Refusal, sqliteReceipts, toNodeListener } from '../src/receiver/index.js';
 import { openBetterSqliteDatabase } from '../src/sqlite/better.js';
-import { leasehold } from '../src/vite/index.js';
-import { sharedAliases } from '../vite.config.js';
-
-const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+import { withPage } from './support/built-page.js';
 
 const PAGE = `
 import { createElement as h, StrictMode } from 'react';
@@ -40,30 +34,6 @@ function App() {
 }
 createRoot(document.getElementById('root')).render(h(StrictMode, null, h(App)));
 `;
-
-/** Builds `source` as a page's script, serves it on a free port (with `plugins` in the server), opens it in `page`, runs `body`. */
-async function withPage(page: Page, source: string, body: () => Promise<void>, plugins: Plugin[] = []): Promise<void> {
-  // Inside the repository (.tmp/ is ignored), so the page's imports of react resolve to the project's own.
-  mkdirSync(here('../.tmp'), { recursive: true });
-  const dir = mkdtempSync(join(here('../.tmp'), 'react-'));
-  writeFileSync(join(dir, 'index.html'), '<!doctype html><html><body><div id="root"></div><script type="module" src="./main.js"></script></body></html>\n');
-  writeFileSync(join(dir, 'main.js'), source);
-  const outDir = join(dir, 'dist');
-  // es2022: the notes page awaits its database at the top level, as an app's entry may. No
-  // timing notices: bundling sqlite-wasm's worker on loaded cores is slow, and not this test's concern.
-  await build({
-    configFile: false, root: dir, logLevel: 'warn', resolve: { alias: sharedAliases }, plugins: [leasehold()],
-    build: { outDir, target: 'es2022', rolldownOptions: { checks: { bundlerTimings: false } } },
-  });
-  const server = await preview({ configFile: false, root: dir, logLevel: 'warn', plugins, build: { outDir }, preview: { port: 0, host: '127.0.0.1' } });
-  try {
-    await page.goto(server.resolvedUrls!.local[0]!);
-    await body();
-  } finally {
-    await new Promise<void>((resolve) => server.httpServer.close(() => resolve()));
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 test('React hooks render pending counts that follow publishes and acks', async ({ page }) => {
   await withPage(page, PAGE, async () => {

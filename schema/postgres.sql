@@ -60,6 +60,7 @@ TABLE lh_messages (
   last_error text
   counter bigint
   revision integer NOT NULL DEFAULT 0
+  debounce_deadline double precision
 )
 CONSTRAINT lh_messages_pkey PRIMARY KEY (queue, group_id, seq)
 CREATE INDEX lh_messages_by_counter ON :schema.lh_messages USING btree (queue, counter);
@@ -621,13 +622,13 @@ AS $function$
       RETURN :schema.lh_append(p_queue, p_seqs, p_group, p_event, p_priority, p_key, p_delay, p_now, p_channel, NULL);
     END $function$;
 
--- function lh_publish_after(p_queue integer, p_seqs regclass, p_group text, p_event text, p_priority integer, p_key text, p_delay double precision, p_now double precision, p_channel text, p_mode text, p_after bigint[])
-CREATE OR REPLACE FUNCTION :schema.lh_publish_after(p_queue integer, p_seqs regclass, p_group text, p_event text, p_priority integer, p_key text, p_delay double precision, p_now double precision, p_channel text, p_mode text, p_after bigint[])
+-- function lh_publish_after(p_queue integer, p_seqs regclass, p_group text, p_event text, p_priority integer, p_key text, p_delay double precision, p_now double precision, p_channel text, p_mode text, p_after bigint[], p_after_groups text[])
+CREATE OR REPLACE FUNCTION :schema.lh_publish_after(p_queue integer, p_seqs regclass, p_group text, p_event text, p_priority integer, p_key text, p_delay double precision, p_now double precision, p_channel text, p_mode text, p_after bigint[], p_after_groups text[])
  RETURNS bigint
  LANGUAGE plpgsql
 AS $function$
     DECLARE
-      v_last bigint; v_named bigint; v_group text; v_existing bigint; v_seq bigint; v_waits integer := 0;
+      v_last bigint; v_named bigint; v_group text; v_existing bigint; v_seq bigint; v_waits integer := 0; v_after bigint[];
     BEGIN
       v_last := coalesce(pg_sequence_last_value(p_seqs), 0);
       FOREACH v_named IN ARRAY p_after LOOP
@@ -641,7 +642,12 @@ AS $function$
       v_seq := CASE WHEN p_mode = 'skip' THEN :schema.lh_append(p_queue, p_seqs, p_group, p_event, p_priority, p_key, p_delay, p_now, p_channel, NULL)
         ELSE :schema.lh_publish_keyed(p_queue, p_seqs, p_group, p_event, p_priority, p_key, p_delay, p_now, p_channel, p_mode) END;
       IF v_seq IS NOT DISTINCT FROM v_existing THEN RETURN v_seq; END IF;  -- a queued message took it: after is for a new one
-      FOREACH v_named IN ARRAY p_after LOOP
+      -- A named group stands for what it holds now (the queue row is locked: no publish adds to
+      -- it meanwhile): its queued messages and the dead letter holding it.
+      v_after := ARRAY(SELECT DISTINCT x FROM unnest(p_after || ARRAY(
+          SELECT m.seq FROM :schema.lh_messages m WHERE m.queue = p_queue AND m.group_id = ANY (p_after_groups) AND m.seq <> v_seq
+          UNION ALL SELECT g.held_seq FROM :schema.lh_groups g WHERE g.queue = p_queue AND g.group_id = ANY (p_after_groups) AND g.held_seq IS NOT NULL)) AS x);
+      FOREACH v_named IN ARRAY v_after LOOP
         SELECT m.group_id INTO v_group FROM :schema.lh_messages m WHERE m.queue = p_queue AND m.seq = v_named;
         IF FOUND THEN
           PERFORM 1 FROM :schema.lh_groups g WHERE g.queue = p_queue AND g.group_id = v_group FOR NO KEY UPDATE;
@@ -660,6 +666,70 @@ AS $function$
         UPDATE :schema.lh_groups g SET locked_until = 9007199254740990 WHERE g.queue = p_queue AND g.group_id = p_group AND g.holder IS NULL
           AND v_seq = (SELECT m.seq FROM :schema.lh_messages m WHERE m.queue = p_queue AND m.group_id = p_group ORDER BY m.seq LIMIT 1);
       END IF;
+      RETURN v_seq;
+    END $function$;
+
+-- function lh_publish_debounced(p_queue integer, p_seqs regclass, p_group text, p_event text, p_priority integer, p_key text, p_delay double precision, p_now double precision, p_channel text, p_mode text, p_debounce double precision, p_max_wait double precision, p_after bigint[], p_after_groups text[])
+CREATE OR REPLACE FUNCTION :schema.lh_publish_debounced(p_queue integer, p_seqs regclass, p_group text, p_event text, p_priority integer, p_key text, p_delay double precision, p_now double precision, p_channel text, p_mode text, p_debounce double precision, p_max_wait double precision, p_after bigint[], p_after_groups text[])
+ RETURNS bigint
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE
+      v_now double precision := coalesce(p_now, :schema.lh_now());
+      v_bound double precision := CASE WHEN p_max_wait IS NULL THEN 9007199254740991 ELSE v_now + p_max_wait END;
+      v_last bigint; v_named bigint; v_holder text; v_until double precision; v_seq bigint; v_head bigint;
+      v_event text; v_new text; v_deadline double precision; v_wait double precision;
+    BEGIN
+      IF cardinality(p_after) > 0 THEN
+        v_last := coalesce(pg_sequence_last_value(p_seqs), 0);
+        FOREACH v_named IN ARRAY p_after LOOP
+          IF v_named > v_last THEN RETURN -v_named; END IF;
+        END LOOP;
+      END IF;
+      PERFORM 1 FROM :schema.lh_queues q WHERE q.id = p_queue FOR NO KEY UPDATE;
+      SELECT g.holder, g.locked_until INTO v_holder, v_until FROM :schema.lh_groups g
+        WHERE g.queue = p_queue AND g.group_id = p_group FOR NO KEY UPDATE;
+      IF FOUND THEN
+        SELECT m.seq, m.event, m.debounce_deadline INTO v_seq, v_event, v_deadline FROM :schema.lh_messages m
+          WHERE m.queue = p_queue AND m.group_id = p_group AND m.key = p_key;
+      END IF;
+      IF v_seq IS NOT NULL THEN
+        v_head := (SELECT m.seq FROM :schema.lh_messages m WHERE m.queue = p_queue AND m.group_id = p_group ORDER BY m.seq LIMIT 1);
+        IF v_holder IS NOT NULL AND v_seq = v_head THEN
+          IF p_mode = 'skip' THEN RETURN v_seq; END IF;
+          IF v_until >= v_now THEN
+            -- Under a live lease, maybe on the wire already: the new event goes behind it, with the key.
+            UPDATE :schema.lh_messages m SET key = NULL WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = v_seq;
+            v_seq := NULL;
+          ELSE
+            UPDATE :schema.lh_groups g SET holder = NULL, locked_until = NULL WHERE g.queue = p_queue AND g.group_id = p_group;
+          END IF;
+        END IF;
+      END IF;
+      IF v_seq IS NOT NULL THEN
+        IF p_mode <> 'skip' THEN
+          v_new := CASE WHEN p_mode = 'merge' THEN :schema.lh_merge_patch(v_event::json, p_event::json)::text ELSE p_event END;
+          UPDATE :schema.lh_messages m SET event = v_new, revision = m.revision + (v_new::jsonb IS DISTINCT FROM v_event::jsonb)::integer
+            WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = v_seq;
+        END IF;
+        -- The bound stays the first window's; the wait moves on, never past the bound, never
+        -- shortening a later one (a park, a hold, a block: greatest keeps it).
+        v_deadline := coalesce(v_deadline, v_bound);
+        v_wait := least(v_now + p_debounce, v_deadline);
+        UPDATE :schema.lh_messages m SET debounce_deadline = v_deadline,
+            delay_until = CASE WHEN m.not_before = 9007199254740990 THEN greatest(m.delay_until, v_wait) ELSE m.delay_until END,
+            not_before = CASE WHEN m.not_before = 9007199254740990 THEN m.not_before ELSE greatest(m.not_before, v_wait) END
+          WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = v_seq;
+        IF v_seq = v_head THEN
+          UPDATE :schema.lh_groups g SET locked_until = greatest(g.locked_until, v_wait) WHERE g.queue = p_queue AND g.group_id = p_group AND g.holder IS NULL;
+        END IF;
+        IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;
+        RETURN v_seq;
+      END IF;
+      v_seq := CASE WHEN cardinality(p_after) > 0 OR cardinality(p_after_groups) > 0
+        THEN :schema.lh_publish_after(p_queue, p_seqs, p_group, p_event, p_priority, p_key, greatest(p_delay, p_debounce), v_now, p_channel, 'skip', p_after, p_after_groups)
+        ELSE :schema.lh_append(p_queue, p_seqs, p_group, p_event, p_priority, p_key, greatest(p_delay, p_debounce), v_now, p_channel, NULL) END;
+      UPDATE :schema.lh_messages m SET debounce_deadline = v_bound WHERE m.queue = p_queue AND m.group_id = p_group AND m.seq = v_seq;
       RETURN v_seq;
     END $function$;
 
@@ -710,10 +780,17 @@ AS $function$
         WHERE g.queue = p_queue AND g.group_id IN (SELECT x->>0 FROM json_array_elements(p_items) x)
         ORDER BY g.group_id COLLATE "C" FOR NO KEY UPDATE;
       FOR v_item IN SELECT x FROM json_array_elements(p_items) WITH ORDINALITY AS a(x, n) ORDER BY n LOOP
-        IF json_array_length(coalesce(v_item->6, '[]')) > 0 THEN
+        IF coalesce((v_item->>7)::double precision, 0) > 0 THEN
+          o_seq := :schema.lh_publish_debounced(p_queue, p_seqs, v_item->>0, v_item->>1, (v_item->>2)::integer, v_item->>3,
+            (v_item->>4)::double precision, v_now, NULL, coalesce(v_item->>5, 'skip'), (v_item->>7)::double precision,
+            (v_item->>8)::double precision, ARRAY(SELECT e::bigint FROM json_array_elements_text(coalesce(v_item->6, '[]')) e),
+            ARRAY(SELECT e FROM json_array_elements_text(coalesce(v_item->9, '[]')) e));
+          IF o_seq < 0 THEN RAISE EXCEPTION 'leasehold: after names seq % which this queue never issued', -o_seq USING ERRCODE = 'LH001'; END IF;
+        ELSIF json_array_length(coalesce(v_item->6, '[]')) > 0 OR json_array_length(coalesce(v_item->9, '[]')) > 0 THEN
           o_seq := :schema.lh_publish_after(p_queue, p_seqs, v_item->>0, v_item->>1, (v_item->>2)::integer, v_item->>3,
             (v_item->>4)::double precision, v_now, NULL, coalesce(v_item->>5, 'skip'),
-            ARRAY(SELECT e::bigint FROM json_array_elements_text(v_item->6) e));
+            ARRAY(SELECT e::bigint FROM json_array_elements_text(coalesce(v_item->6, '[]')) e),
+            ARRAY(SELECT e FROM json_array_elements_text(coalesce(v_item->9, '[]')) e));
           IF o_seq < 0 THEN RAISE EXCEPTION 'leasehold: after names seq % which this queue never issued', -o_seq USING ERRCODE = 'LH001'; END IF;
         ELSIF coalesce(v_item->>5, 'skip') = 'skip' THEN
           o_seq := :schema.lh_append(p_queue, p_seqs, v_item->>0, v_item->>1, (v_item->>2)::integer, v_item->>3,
@@ -837,6 +914,74 @@ AS $function$
       END IF;
       IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;
       RETURN true;
+    END $function$;
+
+-- function lh_remove_dependents(p_queue integer, p_seq bigint, p_group text, p_dependents boolean, p_now double precision, p_channel text)
+CREATE OR REPLACE FUNCTION :schema.lh_remove_dependents(p_queue integer, p_seq bigint, p_group text, p_dependents boolean, p_now double precision, p_channel text)
+ RETURNS TABLE(o_seq bigint, o_group text)
+ LANGUAGE plpgsql
+AS $function$
+    DECLARE
+      v_now double precision := coalesce(p_now, :schema.lh_now());
+      v_group text; v_dead bigint; v_from bigint; v_seqs bigint[]; v_groups text[]; v_leased bigint;
+    BEGIN
+      -- The queue row first, as a publish takes it: no publish adds a waiter while this runs.
+      PERFORM 1 FROM :schema.lh_queues q WHERE q.id = p_queue FOR NO KEY UPDATE;
+      IF p_group IS NULL THEN
+        SELECT d.group_id INTO v_group FROM :schema.lh_dead_letters d WHERE d.queue = p_queue AND d.seq = p_seq;
+        IF FOUND THEN
+          v_dead := p_seq;
+          v_from := CASE WHEN p_dependents THEN p_seq + 1 END;
+        ELSIF p_dependents THEN
+          SELECT m.group_id INTO v_group FROM :schema.lh_messages m WHERE m.queue = p_queue AND m.seq = p_seq;
+          IF NOT FOUND THEN RETURN; END IF;
+          v_from := p_seq;
+        ELSE
+          RETURN;
+        END IF;
+      ELSE
+        v_group := p_group;
+        v_from := 0;
+        SELECT g.held_seq INTO v_dead FROM :schema.lh_groups g WHERE g.queue = p_queue AND g.group_id = p_group;
+      END IF;
+      WITH RECURSIVE roots(group_id, from_seq) AS (
+        SELECT v_group, v_from WHERE v_from IS NOT NULL
+        UNION ALL
+        SELECT w.group_id, w.seq FROM :schema.lh_waits w WHERE p_dependents AND v_dead IS NOT NULL AND w.queue = p_queue AND w.on_seq = v_dead
+      ), chosen(group_id, seq) AS (
+        SELECT m.group_id, m.seq FROM roots r JOIN :schema.lh_messages m ON m.queue = p_queue AND m.group_id = r.group_id AND m.seq >= r.from_seq
+        UNION
+        SELECT m.group_id, m.seq FROM chosen c
+          JOIN :schema.lh_waits w ON p_dependents AND w.queue = p_queue AND w.on_seq = c.seq
+          JOIN :schema.lh_messages m ON m.queue = p_queue AND m.group_id = w.group_id AND m.seq >= w.seq
+      )
+      SELECT coalesce(array_agg(c.seq ORDER BY c.seq DESC), '{}'), coalesce(array_agg(c.group_id ORDER BY c.seq DESC), '{}')
+        INTO v_seqs, v_groups FROM chosen c;
+      PERFORM 1 FROM :schema.lh_groups g WHERE g.queue = p_queue AND g.group_id = ANY (v_groups)
+        ORDER BY g.group_id COLLATE "C" FOR UPDATE;
+      SELECT h.seq INTO v_leased FROM :schema.lh_groups g
+        CROSS JOIN LATERAL (SELECT m.seq FROM :schema.lh_messages m WHERE m.queue = g.queue AND m.group_id = g.group_id ORDER BY m.seq LIMIT 1) h
+        WHERE g.queue = p_queue AND g.group_id = ANY (v_groups) AND g.holder IS NOT NULL AND g.locked_until >= v_now AND h.seq = ANY (v_seqs)
+        LIMIT 1;
+      IF FOUND THEN
+        o_seq := -v_leased;
+        RETURN NEXT;
+        RETURN;
+      END IF;
+      -- Newest first: every waiter goes before what it waits for.
+      FOR i IN 1 .. coalesce(array_length(v_seqs, 1), 0) LOOP
+        IF :schema.lh_cancel(p_queue, v_seqs[i], v_now, NULL) > 0 THEN
+          o_seq := v_seqs[i];
+          o_group := v_groups[i];
+          RETURN NEXT;
+        END IF;
+      END LOOP;
+      IF v_dead IS NOT NULL AND :schema.lh_discard(p_queue, v_dead, NULL) THEN
+        o_seq := v_dead;
+        o_group := v_group;
+        RETURN NEXT;
+      END IF;
+      IF p_channel IS NOT NULL THEN PERFORM pg_notify(p_channel, ''); END IF;
     END $function$;
 
 -- function lh_remove_head(p_queue integer, p_group text, p_seq bigint)

@@ -1,4 +1,4 @@
--- leasehold's SQLite schema (component versions: core 12, host 1). Written by `npm run schema:sqlite`; do not edit.
+-- leasehold's SQLite schema (component versions: core 13, host 1). Written by `npm run schema:sqlite`; do not edit.
 
 -- table lh_calls
 CREATE TABLE lh_calls (
@@ -71,6 +71,7 @@ CREATE TABLE lh_messages (
   last_error TEXT,
   counter INTEGER,
   revision INTEGER NOT NULL DEFAULT 0,
+  debounce_deadline INTEGER,
   PRIMARY KEY (queue_id, group_id, seq)
 ) WITHOUT ROWID;
 

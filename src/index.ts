@@ -19,6 +19,7 @@ export { DEFAULT_QUEUE, isChangeNotifier, MAX_BATCH, MESSAGE_STATES } from './tr
 export { groupHash, spreadTransport } from './transport/spread.js';
 export type {
   AckAndClaimManyResult,
+  AfterGroup,
   AckManyResult,
   ChangeNotifier,
   ClaimManyOptions,
@@ -32,6 +33,8 @@ export type {
   MessageState,
   PublishItem,
   PublishOptions,
+  Removed,
+  RemoveOptions,
   Transport,
   TransportOptions,
   TransportSnapshot,

@@ -15,3 +15,9 @@ export const HELD = Number.MAX_SAFE_INTEGER;
  * `delay_until` until the last message it names is gone.
  */
 export const BLOCKED = HELD - 1;
+
+/**
+ * The bound of a coalescing window published without `maxWaitMs`: later than any clock reading,
+ * so `min(now + debounceMs, bound)` is the window's end alone.
+ */
+export const NO_DEADLINE = Number.MAX_SAFE_INTEGER;

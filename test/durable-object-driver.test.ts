@@ -97,19 +97,20 @@ describe('the Durable Object driver in workerd', () => {
 
     const seen = await probe<Record<string, unknown>>('old-v5', { schema, rows, claimId: written.journaled.id, snapshotNow: written.snapshot.now });
     // The core dropped version 5's triggers, ran only its table steps after 5 (holds, pauses,
-    // after, last errors, origin and counters, revisions), created today's triggers; the host's one step
+    // after, last errors, origin and counters, revisions, coalescing windows), created today's triggers; the host's one step
     // found its table there already. The object then equals a fresh database, object by object.
     const execs = seen.execs as string[];
     expect(execs.slice(0, 3).sort()).toEqual(['DROP TRIGGER "lh_claim_counted"', 'DROP TRIGGER "lh_message_removed"', 'DROP TRIGGER "lh_seq_taken"']);
-    expect(execs.slice(3, 9)).toEqual([
+    expect(execs.slice(3, 10)).toEqual([
       expect.stringMatching(/ALTER TABLE lh_groups ADD COLUMN held_seq/),
       expect.stringMatching(/ALTER TABLE lh_groups ADD COLUMN paused/),
       expect.stringMatching(/ALTER TABLE lh_messages ADD COLUMN waits/),
       expect.stringMatching(/ALTER TABLE lh_messages ADD COLUMN last_error/),
       expect.stringMatching(/CREATE TABLE lh_origin/),
       expect.stringMatching(/ALTER TABLE lh_messages ADD COLUMN revision/),
+      expect.stringMatching(/ALTER TABLE lh_messages ADD COLUMN debounce_deadline/),
     ]);
-    expect(execs.slice(9, -1)).toEqual(CORE_TRIGGERS.map((trigger) => trigger.sql));
+    expect(execs.slice(10, -1)).toEqual(CORE_TRIGGERS.map((trigger) => trigger.sql));
     expect(execs.at(-1)).toMatch(/CREATE TABLE IF NOT EXISTS lh_calls/);
     expect(schemaDiff(checkedInSchema, seen.schema as string)).toBe('');
     expect(seen.versions).toEqual([SCHEMA_VERSION, 1]);

@@ -135,6 +135,24 @@ const transportScenarios: Record<WriteMethods<typeof TRANSPORT_METHODS>, Scenari
       return (c) => c.t.discard(dead!.seq);
     }),
     only('an unknown seq', (c) => c.t.discard(42)),
+    scenario('a dead letter with the message that waits on it', async (t) => {
+      await published(t, 'a');
+      await t.reject(await claimOne(t), 'refused');
+      const [dead] = await t.deadLetters();
+      await t.publish('b', { g: 'b' }, { after: dead!.seq });
+      return (c) => c.t.discard(dead!.seq, { dependents: true });
+    }),
+  ],
+  cancelGroup: [
+    scenario('a group of two messages', async (t) => {
+      await published(t, 'a', 'a', 'b');
+      return (c) => c.t.cancelGroup('a', { dependents: true });
+    }),
+    scenario('a group with a lease in flight', async (t) => {
+      await published(t, 'a', 'a');
+      await claimOne(t);
+      return (c) => c.t.cancelGroup('a');
+    }),
   ],
   pause: [
     only('the queue', (c) => c.t.pause()),

@@ -298,18 +298,20 @@ describe.each(drivers)('a database written by leasehold at schema version 5, wit
 
     const core = new HostCore(db);
     // The core dropped version 5's triggers, ran only its table steps after 5 (holds, pauses,
-    // after, last errors, origin and counters, revisions; the claim-order step changed no table), then
+    // after, last errors, origin and counters, revisions, coalescing windows; the claim-order step
+    // changed no table), then
     // created today's triggers; the host's one step found its table there already.
     const drops = execs.filter((sql) => sql.startsWith('DROP TRIGGER'));
     expect(drops.map((sql) => sql.match(/"(\w+)"/)![1]).sort()).toEqual(['lh_claim_counted', 'lh_message_removed', 'lh_seq_taken']);
-    const steps = execs.slice(drops.length, drops.length + 6);
+    const steps = execs.slice(drops.length, drops.length + 7);
     expect(steps[0]).toMatch(/ALTER TABLE lh_groups ADD COLUMN held_seq/);
     expect(steps[1]).toMatch(/ALTER TABLE lh_groups ADD COLUMN paused/);
     expect(steps[2]).toMatch(/ALTER TABLE lh_messages ADD COLUMN waits/);
     expect(steps[3]).toMatch(/ALTER TABLE lh_messages ADD COLUMN last_error/);
     expect(steps[4]).toMatch(/CREATE TABLE lh_origin/);
     expect(steps[5]).toMatch(/ALTER TABLE lh_messages ADD COLUMN revision/);
-    expect(execs.slice(drops.length + 6, -1)).toEqual(CORE_TRIGGERS.map((trigger) => trigger.sql));
+    expect(steps[6]).toMatch(/ALTER TABLE lh_messages ADD COLUMN debounce_deadline/);
+    expect(execs.slice(drops.length + 7, -1)).toEqual(CORE_TRIGGERS.map((trigger) => trigger.sql));
     expect(execs.at(-1)).toMatch(/CREATE TABLE IF NOT EXISTS lh_calls/);
     expect([raw.schemaVersion('core'), raw.schemaVersion('host')]).toEqual([SCHEMA_VERSION, 1]);
     expect(raw.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });

@@ -19,6 +19,11 @@ interface PublishSpec {
   onDuplicate: 'skip' | 'replace' | 'merge';
   /** Distances back from the last seq issued: the seqs its `after` names (queued, dead or gone). */
   after: number[] | null;
+  /** A coalescing window (with a key only), and how much longer than it its bound is. */
+  debounce: number | null;
+  maxWaitExtra: number | null;
+  /** A group its `after` names (`{ group }`). */
+  afterGroup: number | null;
 }
 
 type Command =
@@ -33,7 +38,8 @@ type Command =
   | { kind: 'nack'; lease: number; delay: number; reason: number | null }
   | { kind: 'release'; lease: number; delay: number; reason: number | null }
   | { kind: 'reject'; lease: number; reason: number | null }
-  | { kind: 'discard'; letter: number }
+  | { kind: 'discard'; letter: number; dependents: boolean; queued: boolean }
+  | { kind: 'cancelGroup'; group: number; dependents: boolean }
   | { kind: 'extend'; lease: number; visibility: number }
   | { kind: 'redrive'; letter: number }
   | { kind: 'pause' | 'resume'; group: number | null }
@@ -50,6 +56,9 @@ const publishSpec = {
   delay: fc.option(durations, { freq: 4 }),
   onDuplicate: fc.constantFrom('skip' as const, 'replace' as const, 'merge' as const),
   after: fc.option(fc.array(fc.nat(12), { minLength: 1, maxLength: 2 }), { freq: 3 }),
+  debounce: fc.option(fc.constantFrom(0, 5, 10, 20), { freq: 2 }),
+  maxWaitExtra: fc.option(fc.constantFrom(0, 5, 30), { freq: 2 }),
+  afterGroup: fc.option(fc.nat(4), { freq: 4 }),
 };
 
 const command: fc.Arbitrary<Command> = fc.oneof(
@@ -69,7 +78,8 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('redrive' as const), letter: fc.nat(5) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), lease: fc.nat(30), delay: fc.oneof(fc.constant(0), durations), reason: fc.option(fc.nat(1)) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('reject' as const), lease: fc.nat(30), reason: fc.option(fc.nat(1)) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('discard' as const), letter: fc.nat(5) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('discard' as const), letter: fc.nat(5), dependents: fc.boolean(), queued: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancelGroup' as const), group: fc.nat(4), dependents: fc.boolean() }) },
   // Groups 0–4 are the ones publishes use; null: the whole queue.
   { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('pause' as const, 'resume' as const), group: fc.option(fc.nat(4), { freq: 4 }) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.oneof(fc.constant(0), durations, fc.integer({ min: 1, max: 60 })) }) },
@@ -84,14 +94,20 @@ function publishArgs(spec: PublishSpec, n: number, now: number, lastIssued: numb
   const event = spec.key === 2 ? { group: groupId, same: true } : { group: groupId, n, [`f${n % 3}`]: n % 2 === 0 ? n : null };
   const onDuplicate = key === null ? 'skip' : spec.onDuplicate;
   const after = spec.after === null || lastIssued === 0 ? [] : [...new Set(spec.after.map((back) => Math.max(1, lastIssued - back)))];
+  const debounceMs = key === null ? null : spec.debounce;
+  const maxWaitMs = debounceMs === null || spec.maxWaitExtra === null ? null : debounceMs + spec.maxWaitExtra;
+  // debounceMs 0 is no window, as delayMs 0 is no delay.
+  const window = debounceMs === null || debounceMs === 0 ? null : { debounceMs, maxWaitMs };
   const options = {
     priority: spec.priority,
     ...(key === null ? {} : { key, onDuplicate }),
     ...(spec.delay === null ? {} : { delayMs: spec.delay }),
-    ...(after.length === 0 ? {} : { after }),
+    ...(after.length === 0 && spec.afterGroup === null ? {} : { after: spec.afterGroup === null ? after : [...after, { group: `g${spec.afterGroup}` }] }),
+    ...(debounceMs === null ? {} : { debounceMs }),
+    ...(maxWaitMs === null ? {} : { maxWaitMs }),
   };
-  const model: [string, unknown, number, string | null, number | null, typeof onDuplicate, number, number[]] = [
-    groupId, event, spec.priority, key, spec.delay === null ? null : now + spec.delay, onDuplicate, now, after,
+  const model: [string, unknown, number, string | null, number | null, typeof onDuplicate, number, number[], typeof window, string[]] = [
+    groupId, event, spec.priority, key, spec.delay === null ? null : now + spec.delay, onDuplicate, now, after, window, spec.afterGroup === null ? [] : [`g${spec.afterGroup}`],
   ];
   return [{ groupId, event, options }, model] as const;
 }
@@ -228,11 +244,31 @@ describe.each(transportBackends)('model-based: $name', (backend) => {
                   break;
                 }
                 case 'discard': {
-                  // Mostly dead letters, sometimes a seq that is none.
+                  // Mostly dead letters, sometimes a seq that is none; with dependents also queued messages.
                   const letter = model.dead[c.letter % Math.max(model.dead.length, 1)];
-                  const seq = letter?.seq ?? c.letter + 1;
-                  const outcome = await t.discard(seq).then(() => true, (error: unknown) => (expect(error).toMatchObject({ code: 'NOT_FOUND' }), false));
-                  expect(outcome).toBe(model.discard(seq));
+                  const message = c.dependents && c.queued ? model.messages[c.letter % Math.max(model.messages.length, 1)] : undefined;
+                  const seq = message?.seq ?? letter?.seq ?? c.letter + 1;
+                  const outcome = await t.discard(seq, { dependents: c.dependents }).then((value) => value, (error: unknown) => error);
+                  const found = model.dead.find((d) => d.seq === seq) ?? (c.dependents ? model.messages.find((m) => m.seq === seq) : undefined);
+                  if (!found) {
+                    expect(outcome).toMatchObject({ code: 'NOT_FOUND' });
+                  } else if (!c.dependents) {
+                    expect(outcome).toEqual({ seqs: [seq], groups: [found.groupId] });
+                    model.discard(seq);
+                  } else {
+                    const isDead = model.dead.some((d) => d.seq === seq);
+                    const expected = model.removeWithDependents([[found.groupId, isDead ? seq + 1 : seq]], isDead ? seq : null, true, now);
+                    if (expected === 'leased') expect(outcome).toMatchObject({ code: 'MESSAGE_LEASED' });
+                    else expect(outcome).toEqual(expected);
+                  }
+                  break;
+                }
+                case 'cancelGroup': {
+                  const groupId = `g${c.group}`;
+                  const outcome = await t.cancelGroup(groupId, { dependents: c.dependents }).then((value) => value, (error: unknown) => error);
+                  const expected = model.removeWithDependents([[groupId, 0]], model.holds.get(groupId) ?? null, c.dependents, now);
+                  if (expected === 'leased') expect(outcome).toMatchObject({ code: 'MESSAGE_LEASED' });
+                  else expect(outcome).toEqual(expected);
                   break;
                 }
                 case 'pause':

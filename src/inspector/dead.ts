@@ -1,6 +1,7 @@
 /**
  * The dead letters, each with why it died and, when the page allows it, buttons to redrive it
- * (back into its group) or discard it. Redrawn only when the list changes.
+ * (back into its group) or discard it, alone or with what depends on it. Redrawn only when the
+ * list changes.
  */
 import type { DeadLetter } from '../transport/contract.js';
 import { h, setText } from './dom.js';
@@ -10,8 +11,13 @@ import { eventLabel } from './format.js';
 export interface DeadLettersViewOptions {
   /** Shows a Redrive button on each dead letter that calls this; none without it. */
   onRedrive?: (seq: number) => void;
-  /** Shows a Discard button on each dead letter that calls this; none without it. */
-  onDiscard?: (seq: number) => void;
+  /**
+   * Shows a Discard button on each dead letter that calls this with `dependents` false, and a
+   * "Discard with dependents" button that calls it with true (the dead letter, the later
+   * messages of its group and what waits on them: `transport.discard(seq, { dependents })`);
+   * none without it.
+   */
+  onDiscard?: (seq: number, dependents: boolean) => void;
   /** How `deadAt` is written. Default: the local time of day. */
   time?: (ms: number) => string;
 }
@@ -48,7 +54,13 @@ export class DeadLettersView {
           h('span', { class: 'state-dead', text: '✕ dead' }),
           h('span', { text: ` ${name} ${eventLabel(letter.event)} · ${why} · at ${time(letter.deadAt)} ` }),
           onRedrive && h('button', { text: 'Redrive', attrs: { type: 'button', 'aria-label': `redrive ${name}` }, on: { click: () => onRedrive(letter.seq) } }),
-          onDiscard && h('button', { text: 'Discard', attrs: { type: 'button', 'aria-label': `discard ${name}` }, on: { click: () => onDiscard(letter.seq) } }),
+          onDiscard && h('button', { text: 'Discard', attrs: { type: 'button', 'aria-label': `discard ${name}` }, on: { click: () => onDiscard(letter.seq, false) } }),
+          onDiscard &&
+            h('button', {
+              text: 'Discard with dependents',
+              attrs: { type: 'button', 'aria-label': `discard ${name} with dependents`, title: 'also cancel the later messages of its group and every message waiting on them (after)' },
+              on: { click: () => onDiscard(letter.seq, true) },
+            }),
         );
       }),
     );

@@ -155,10 +155,10 @@ function makeClass(): CustomElementConstructor {
 
     #deadView(): DeadLettersView {
       if (!this.hasAttribute('actions')) return new DeadLettersView();
-      const act = (what: 'redrive' | 'discard') => (seq: number) => {
+      const act = (what: string, call: (transport: Transport, seq: number) => Promise<unknown>) => (seq: number) => {
         const transport = this.#transport;
         if (!transport) return;
-        transport[what](seq).then(
+        call(transport, seq).then(
           () => this.#watch?.refresh(),
           (error: unknown) => {
             this.#error.hidden = false;
@@ -166,7 +166,10 @@ function makeClass(): CustomElementConstructor {
           },
         );
       };
-      return new DeadLettersView({ onRedrive: act('redrive'), onDiscard: act('discard') });
+      const redrive = act('redrive', (transport, seq) => transport.redrive(seq));
+      const discard = act('discard', (transport, seq) => transport.discard(seq));
+      const discardAll = act('discard with dependents', (transport, seq) => transport.discard(seq, { dependents: true }));
+      return new DeadLettersView({ onRedrive: redrive, onDiscard: (seq, dependents) => (dependents ? discardAll : discard)(seq) });
     }
   };
 }

@@ -8,7 +8,7 @@
  */
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
 import { Listeners } from '../transport/notifier.js';
-import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkReason, checkSeq, checkTransportOptions, checkQueuePolicy, deliveryId, neverIssued } from '../transport/shared.js';
+import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkReason, checkRemoveOptions, checkSeq, checkTransportOptions, checkQueuePolicy, deliveryId, leasedError, neverIssued, removedOf } from '../transport/shared.js';
 import type {
   AckAndClaimManyResult,
   AckManyResult,
@@ -20,6 +20,8 @@ import type {
   Lease,
   PublishItem,
   PublishOptions,
+  Removed,
+  RemoveOptions,
   Transport,
   TransportOptions,
   TransportSnapshot,
@@ -188,21 +190,23 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   }
 
   async publish(groupId: string, event: E, options?: PublishOptions): Promise<number> {
-    const { priority, key, delayMs, onDuplicate, after } = checkPublish(groupId, options);
+    const { priority, key, delayMs, onDuplicate, after, afterGroups, debounceMs, maxWaitMs } = checkPublish(groupId, options);
     checkIndexedId('groupId', groupId);
     if (key !== null) checkIndexedId('options.key', key);
+    afterGroups.forEach((group) => checkIndexedId('options.after.group', group));
     const json = toJson('event', event);
     const { now, q, heard } = await this.#begin(true);
     const args = [q.id, q.seqs, encodeId(groupId), json, priority, key === null ? null : encodeId(key), delayMs, now, q.channel];
-    const [row] = await (after.length > 0
-      ? this.#db.query<{ seq: string }>(`SELECT ${this.#s}.lh_publish_after(${params(10)}, ARRAY(SELECT e::bigint FROM json_array_elements_text($11::json) e)) AS seq`, [
-          ...args,
-          onDuplicate,
-          JSON.stringify(after),
-        ])
-      : onDuplicate === 'skip'
-        ? this.#db.query<{ seq: string }>(`SELECT ${this.#fn('lh_publish', 9)} AS seq`, args)
-        : this.#db.query<{ seq: string }>(`SELECT ${this.#fn('lh_publish_keyed', 10)} AS seq`, [...args, onDuplicate]));
+    const seqs = (n: number) => `ARRAY(SELECT e::bigint FROM json_array_elements_text($${n}::json) e)`;
+    const groups = (n: number) => `ARRAY(SELECT e FROM json_array_elements_text($${n}::json) e)`;
+    const waits = [JSON.stringify(after), JSON.stringify(afterGroups.map(encodeId))];
+    const [row] = await (debounceMs > 0
+      ? this.#db.query<{ seq: string }>(`SELECT ${this.#s}.lh_publish_debounced(${params(12)}, ${seqs(13)}, ${groups(14)}) AS seq`, [...args, onDuplicate, debounceMs, maxWaitMs, ...waits])
+      : after.length > 0 || afterGroups.length > 0
+        ? this.#db.query<{ seq: string }>(`SELECT ${this.#s}.lh_publish_after(${params(10)}, ${seqs(11)}, ${groups(12)}) AS seq`, [...args, onDuplicate, ...waits])
+        : onDuplicate === 'skip'
+          ? this.#db.query<{ seq: string }>(`SELECT ${this.#fn('lh_publish', 9)} AS seq`, args)
+          : this.#db.query<{ seq: string }>(`SELECT ${this.#fn('lh_publish_keyed', 10)} AS seq`, [...args, onDuplicate]));
     const seq = Number(row!.seq);
     if (seq < 0) throw neverIssued(-seq, await this.#lastSeq(q.seqs));
     this.#changed(null, heard);
@@ -213,7 +217,11 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const checked = checkPublishItems<E>(items).map(({ groupId, event, args }, i) => {
       checkIndexedId(`items[${i}].groupId`, groupId);
       if (args.key !== null) checkIndexedId(`items[${i}].options.key`, args.key);
-      return [encodeId(groupId), toJson(`items[${i}].event`, event), args.priority, args.key === null ? null : encodeId(args.key), args.delayMs, args.onDuplicate, args.after];
+      args.afterGroups.forEach((group) => checkIndexedId(`items[${i}].options.after.group`, group));
+      return [
+        encodeId(groupId), toJson(`items[${i}].event`, event), args.priority, args.key === null ? null : encodeId(args.key), args.delayMs, args.onDuplicate,
+        args.after, args.debounceMs, args.maxWaitMs, args.afterGroups.map(encodeId),
+      ];
     });
     this.#ensureOpen();
     if (checked.length === 0) return [];
@@ -373,12 +381,30 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     return Number(row!.seq);
   }
 
-  async discard(seq: number): Promise<void> {
+  async discard(seq: number, options?: RemoveOptions): Promise<Removed> {
     checkSeq(seq);
-    const { q, heard } = await this.#begin(false);
-    const [row] = await this.#db.query<{ found: boolean }>(`SELECT ${this.#fn('lh_discard', 3)} AS found`, [q.id, seq, q.channel]);
-    if (!row!.found) throw new LeaseholdError('NOT_FOUND', `message ${seq} is not a dead letter`);
-    this.#changed(null, heard);
+    const dependents = checkRemoveOptions(options);
+    const removed = await this.#remove(seq, null, dependents);
+    if (removed.seqs.length === 0) throw new LeaseholdError('NOT_FOUND', dependents ? `message ${seq} is neither a dead letter nor queued` : `message ${seq} is not a dead letter`);
+    return removed;
+  }
+
+  async cancelGroup(groupId: string, options?: RemoveOptions): Promise<Removed> {
+    checkId('groupId', groupId);
+    checkIndexedId('groupId', groupId);
+    return this.#remove(null, encodeId(groupId), checkRemoveOptions(options));
+  }
+
+  /** Runs `lh_remove_dependents` (see sql/remove.ts) for a seq or a group. */
+  async #remove(seq: number | null, group: string | null, dependents: boolean): Promise<Removed> {
+    const { now, q, heard } = await this.#begin(true);
+    const rows = await this.#db.query<{ o_seq: string; o_group: string | null }>(`SELECT o_seq, o_group FROM ${this.#fn('lh_remove_dependents', 6)}`, [
+      q.id, seq, group, dependents, now, q.channel,
+    ]);
+    const leasedSeq = rows.length === 1 && Number(rows[0]!.o_seq) < 0 ? -Number(rows[0]!.o_seq) : null;
+    if (leasedSeq !== null) throw leasedError(leasedSeq, 'removed');
+    if (rows.length > 0) this.#changed(null, heard);
+    return removedOf(rows.map((row) => [Number(row.o_seq), decodeId(row.o_group!)] as const));
   }
 
   async pause(groupId?: string): Promise<void> {

@@ -8,7 +8,7 @@
  */
 import { useCallback, useMemo, useRef, useSyncExternalStore } from 'react';
 import type { ConsumerStatus } from '../consume/types.js';
-import type { DeadLetter, MessageSnapshot, Transport, TransportStats } from '../transport/contract.js';
+import type { DeadLetter, MessageSnapshot, Removed, RemoveOptions, Transport, TransportStats } from '../transport/contract.js';
 import { groupStatus, type GroupStatus, queueStatus, type QueueState, type QueueWatch, syncState, type SyncStatus, watchQueue } from '../watch/watch.js';
 
 export type { ConsumerState, ConsumerStatus, GroupState, GroupStatus, HeldBy, QueueState, QueueStatus, QueueWatch, SyncState, SyncStatus, WatchOptions } from '../watch/watch.js';
@@ -121,8 +121,11 @@ export interface DeadLettersControl<E> {
   readonly deadLetters: readonly DeadLetter<E>[];
   /** Puts one back in its group (`transport.redrive`); resolves to its seq, rejects as redrive does. */
   redrive(seq: number): Promise<number>;
-  /** Deletes one for good (`transport.discard`); rejects as discard does. */
-  discard(seq: number): Promise<void>;
+  /**
+   * Deletes one for good (`transport.discard`), with what depends on it when `options` says
+   * `dependents: true`; resolves to what was removed, rejects as discard does.
+   */
+  discard(seq: number, options?: RemoveOptions): Promise<Removed>;
 }
 
 /**
@@ -132,7 +135,7 @@ export interface DeadLettersControl<E> {
 export function useDeadLetters<E>(transport: Transport<E>): DeadLettersControl<E> {
   const deadLetters = useWatch(transport, true, (state) => state?.snapshot?.deadLetters ?? NONE);
   const redrive = useCallback((seq: number) => transport.redrive(seq).finally(() => refreshAll(transport)), [transport]);
-  const discard = useCallback((seq: number) => transport.discard(seq).finally(() => refreshAll(transport)), [transport]);
+  const discard = useCallback((seq: number, options?: RemoveOptions) => transport.discard(seq, options).finally(() => refreshAll(transport)), [transport]);
   return useMemo(() => ({ deadLetters, redrive, discard }), [deadLetters, redrive, discard]);
 }
 

@@ -59,6 +59,7 @@ export const TRANSPORT_METHODS = {
   deadLetters: read,
   redrive: write,
   discard: write,
+  cancelGroup: write,
   pause: write,
   resume: write,
 } as const satisfies Record<Crossing<Transport>, MethodSpec>;

@@ -157,17 +157,22 @@ export interface PublishOptions {
    */
   onDuplicate?: DuplicatePolicy;
   /**
-   * Seqs of this queue (one, or an array of at most 100) that must be gone before this message
-   * is delivered: acked, cancelled, or dead-lettered and then discarded (a dead letter is not
-   * gone: it may be redriven, and a redriven message is waited for under its new seq). Until
-   * then the message waits at its group's head as a delayed one would (FIFO and round-robin
-   * untouched; `inspect()` shows it `blocked`); a seq already gone is satisfied at once. Order
-   * across groups: a task created under a note waits for the note's create. Only when a new
-   * message is appended (not when `onDuplicate` changes a queued one).
+   * What must be gone before this message is delivered: seqs of this queue, records (`{ group }`),
+   * or an array of at most 100 of them. A seq is gone once acked, cancelled, or dead-lettered and
+   * then discarded (a dead letter is not gone: it may be redriven, and a redriven message is
+   * waited for under its new seq). `{ group: 'note-7' }` names what that group holds when this
+   * publish runs, resolved in its transaction — every message queued in it and the dead letter
+   * holding it — so an app stores no seqs; a group that holds nothing then is no wait, and what
+   * is published to it later is not waited for. Until then the message waits at its group's
+   * head as a delayed one would (FIFO and round-robin untouched; `inspect()` shows it
+   * `blocked`); what is already gone is satisfied at once. Order across groups: a task created
+   * under a note waits for the note's create. Only when a new message is appended (not when
+   * `onDuplicate` changes a queued one).
    * @throws RangeError (as a rejected publish, nothing written) for a seq the queue never
-   *   issued; TypeError / RangeError for one that is not a positive integer.
+   *   issued; TypeError / RangeError for an entry that is neither a positive integer nor
+   *   `{ group }` with a valid group id.
    */
-  after?: number | readonly number[];
+  after?: number | AfterGroup | readonly (number | AfterGroup)[];
   /**
    * Hold the message for this many milliseconds (finite, ≥ 0; default 0): it is not deliverable
    * while `now <= publishedAt + delayMs`, exactly as a park of `delayMs` would hold it. FIFO still
@@ -175,6 +180,50 @@ export interface PublishOptions {
    * behind others, once it becomes the head, still waits out its own delay.
    */
   delayMs?: number;
+  /**
+   * A coalescing window (finite, ≥ 0; only with `key`): the keyed message is not deliverable
+   * until `debounceMs` have passed with no publish of its key — inclusive, as a delay: while
+   * `now <= lastPublish + debounceMs`. Each later publish of the key with a window (`'merge'`,
+   * `'replace'` or `'skip'`) moves the wait to its own `now + debounceMs`; one without a window
+   * changes the event and leaves the wait as it is. A window never shortens a wait the message
+   * has already (a delay, a park, a hold, an `after`): the later of the two holds. A message
+   * under a live lease is not re-armed; the publish goes behind it as `onDuplicate` says, and a
+   * new message opens a new window. The first message of a new key waits
+   * `max(delayMs, debounceMs)`.
+   *
+   * Typing into a field: `publish('note-7', { text }, { key: 'edit', onDuplicate: 'merge',
+   * debounceMs: 500, maxWaitMs: 2000 })` on every keystroke sends one update half a second after
+   * the user stops, and at least one every two seconds while they go on.
+   * @throws TypeError without `key`; RangeError for a negative, NaN or infinite value.
+   */
+  debounceMs?: number;
+  /**
+   * The window's bound (finite, ≥ `debounceMs`; only with `debounceMs`): however often the key is
+   * published again, the message is deliverable once `maxWaitMs` have passed since the first
+   * publish with a window that met it (`now > first + maxWaitMs`). Without it, a key published
+   * more often than every `debounceMs` waits for as long as that goes on.
+   * @throws TypeError without `debounceMs`; RangeError below `debounceMs`, negative, NaN or infinite.
+   */
+  maxWaitMs?: number;
+}
+
+/** An entry of {@link PublishOptions.after} that names a record: what group `group` holds at publish. */
+export interface AfterGroup {
+  group: string;
+}
+
+/** Options of {@link Transport.discard} and {@link Transport.cancelGroup}. */
+export interface RemoveOptions {
+  /** Also remove what depends on what is removed: later messages of its group and `after` waiters, transitively (default false). */
+  dependents?: boolean;
+}
+
+/** What {@link Transport.discard} or {@link Transport.cancelGroup} removed. */
+export interface Removed {
+  /** The seqs removed — cancelled messages and the discarded dead letter — ascending. */
+  seqs: number[];
+  /** The groups they were in, each once, in the order of their lowest removed seq. */
+  groups: string[];
 }
 
 /** One message of {@link Transport.publishMany}. */
@@ -539,9 +588,30 @@ export interface Transport<E = unknown> {
 
   /**
    * Deletes a dead letter for good. A group it held goes on with its next message.
-   * @throws LeaseholdError (code NOT_FOUND) if `seq` is not a dead letter.
+   *
+   * With `{ dependents: true }`, `seq` may name a dead letter or a queued message, and what
+   * depends on it goes with it, in one transaction: the later messages of its group, every
+   * message that waits on a removed one through `after` with the later messages of that one's
+   * group, and so on. Discarding a note's refused create then drops its queued edits and the
+   * tasks created under it, which would only be refused in turn. A group the dead letter held
+   * is left empty and goes; what waited for a removed message and was not removed goes on.
+   * @returns what was removed: the dead letter and the cancelled messages.
+   * @throws LeaseholdError (code NOT_FOUND) if `seq` is not a dead letter (nor, with dependents,
+   *   a queued message); (code MESSAGE_LEASED) if a message it would remove is under a live
+   *   lease — nothing is removed then.
    */
-  discard(seq: number): Promise<void>;
+  discard(seq: number, options?: RemoveOptions): Promise<Removed>;
+
+  /**
+   * Cancels every queued message of group `groupId` and discards the dead letter holding it,
+   * if any — a record deleted: nothing pending for it is sent. With `{ dependents: true }`,
+   * every message waiting on a removed one through `after` goes too, with the later messages of
+   * its group, transitively, as {@link discard} removes them. A pause of the group stays.
+   * @returns what was removed (empty lists when the group held nothing).
+   * @throws LeaseholdError (code MESSAGE_LEASED) if a message it would remove is under a live
+   *   lease: nothing is removed; cancel after its holder acks or nacks, or once the lease runs out.
+   */
+  cancelGroup(groupId: string, options?: RemoveOptions): Promise<Removed>;
 
   /**
    * Stops deliveries: of the whole queue (no argument) or of one group (`groupId`, which need

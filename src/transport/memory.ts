@@ -24,11 +24,15 @@ import {
   checkPublish,
   checkPublishItems,
   checkSeq,
+  checkRemoveOptions,
+  leasedError,
+  removedOf,
   deliveryId,
   mergePatch,
   neverIssued,
   checkTransportOptions,
   newOrigin,
+  rearm,
   sameJson,
   type PublishArgs,
 } from './shared.js';
@@ -43,13 +47,15 @@ import type {
   Lease,
   PublishItem,
   PublishOptions,
+  Removed,
+  RemoveOptions,
   Transport,
   TransportOptions,
   TransportSnapshot,
   TransportStats,
 } from './contract.js';
 import { bury, deadLetters, discard, redrive } from './memory/dead.js';
-import { MemoryQueue, type Message } from './memory/queue.js';
+import { type Group, MemoryQueue, type Message } from './memory/queue.js';
 import { inspectOf, statsOf } from './memory/snapshot.js';
 
 /**
@@ -86,49 +92,64 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     // Refused exactly as the SQL backends refuse it, so code tested in memory runs on them.
     checkJson('event', event);
     this.#ensureOpen();
-    return this.#publish(groupId, event, args, this.#delayed(args));
+    return this.#publish(groupId, event, args, this.#waits(args) ? readClock(this.#clock) : 0);
   }
 
   async publishMany(items: readonly PublishItem<E>[]): Promise<number[]> {
     const checked = checkPublishItems<E>(items);
     checked.forEach((item, i) => checkJson(`items[${i}].event`, item.event));
     this.#ensureOpen();
-    const now = checked.some((item) => item.args.delayMs > 0) ? readClock(this.#clock) : 0;
+    const now = checked.some((item) => this.#waits(item.args)) ? readClock(this.#clock) : 0;
     // `after` names seqs issued before the batch (an item's own seq is not known until it
     // returns): checked whole first, so a bad one leaves nothing written.
     const lastSeq = this.#queue.lastSeq;
     for (const { args } of checked) for (const seq of args.after) if (seq > lastSeq) throw neverIssued(seq, lastSeq);
-    return checked.map(({ groupId, event, args }) => this.#publish(groupId, event, args, args.delayMs > 0 ? now + args.delayMs : null));
+    return checked.map(({ groupId, event, args }) => this.#publish(groupId, event, args, now));
   }
 
-  /** When a message published now with `args` may first be delivered (null: at once). */
-  #delayed(args: PublishArgs): number | null {
-    return args.delayMs > 0 ? readClock(this.#clock) + args.delayMs : null;
+  /** Whether a publish with `args` needs the clock: a delay or a window (a live lease is read with it too, but only then). */
+  #waits(args: PublishArgs): boolean {
+    return args.delayMs > 0 || args.debounceMs > 0;
   }
 
-  #publish(groupId: string, event: E, { priority, key, onDuplicate, after }: PublishArgs, notBefore: number | null): number {
+  /** `now` is the clock's reading when {@link #waits} says so, else unread (0). */
+  #publish(groupId: string, event: E, args: PublishArgs, now: number): number {
+    const { priority, key, onDuplicate, after, afterGroups, delayMs, debounceMs, maxWaitMs } = args;
     const queue = this.#queue;
-    const waitsFor = after.length === 0 ? [] : queue.stillQueued(after);
+    let waitsFor = after.length === 0 ? [] : queue.stillQueued(after);
+    if (afterGroups.length > 0) waitsFor = [...new Set([...waitsFor, ...queue.heldIn(afterGroups)])];
     const group = key === null ? undefined : queue.groups.get(groupId);
     const existing = group?.keys.get(key!);
-    if (!existing) return queue.append(groupId, event, priority, key, notBefore, waitsFor);
-    if (onDuplicate === 'skip') return existing.seq;
+    const append = (): number => {
+      const wait = Math.max(delayMs, debounceMs);
+      const deadline = debounceMs > 0 ? rearm(debounceMs, maxWaitMs, null, now).deadline : null;
+      return queue.append(groupId, event, priority, key, wait > 0 ? now + wait : null, waitsFor, undefined, deadline);
+    };
+    if (!existing) return append();
     if (existing.holder !== null) {
       if (existing.expiry! >= readClock(this.#clock)) {
+        if (onDuplicate === 'skip') return existing.seq;
         // Under a live lease, maybe on the wire already: the new event goes behind it, with the key.
         existing.key = null;
         group!.keys.delete(key!);
-        return queue.append(groupId, event, priority, key, notBefore, waitsFor);
+        return append();
       }
+      if (onDuplicate === 'skip') return existing.seq;
       // The lease ran out: the late holder worked on the old event, so its ack must not count.
       existing.holder = null;
       existing.expiry = null;
       queue.markFree(group!);
     }
-    const changed = onDuplicate === 'replace' ? event : (mergePatch(existing.event, event) as E);
-    if (!sameJson(changed, existing.event)) existing.revision++;
-    existing.event = changed;
-    queue.listeners.notify();
+    if (onDuplicate !== 'skip') {
+      const changed = onDuplicate === 'replace' ? event : (mergePatch(existing.event, event) as E);
+      if (!sameJson(changed, existing.event)) existing.revision++;
+      existing.event = changed;
+    }
+    if (debounceMs > 0) {
+      const window = rearm(debounceMs, maxWaitMs, existing.deadline, now);
+      queue.rearm(existing, window.notBefore, window.deadline);
+    }
+    if (onDuplicate !== 'skip' || debounceMs > 0) queue.listeners.notify();
     return existing.seq;
   }
 
@@ -276,28 +297,42 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   async cancel(seq: number): Promise<boolean> {
     checkSeq(seq);
     this.#ensureOpen();
-    const queue = this.#queue;
-    // No index by seq (one Map entry less per message): cancelling is rare, a scan is fine.
-    for (const group of queue.groups.values()) {
-      for (let i = group.head; i < group.fifo.length; i++) {
-        const message = group.fifo[i]!;
-        if (message.seq !== seq) continue;
-        if (i === group.head) {
-          if (message.holder !== null && message.expiry! >= readClock(this.#clock)) throw leased(seq);
-          queue.removeHead(group);
-          queue.listeners.notify();
-        } else {
-          group.fifo.splice(i, 1);
-          if (message.key !== null) group.keys.delete(message.key);
-          queue.queued--;
-          queue.queuedCounters.delete(message.counter);
-          message.gone = true;
-          queue.satisfy(seq);
-        }
-        return true;
-      }
+    const found = this.#find(seq);
+    if (!found) return false;
+    if (this.#leased(found.group, found.index)) throw leased(seq);
+    this.#cancelAt(found.group, found.index);
+    return true;
+  }
+
+  /** Where queued message `seq` is, by a scan (cancelling is rare: no index by seq, one Map entry less per message). */
+  #find(seq: number): { group: Group<E>; index: number } | undefined {
+    for (const group of this.#queue.groups.values()) {
+      for (let i = group.head; i < group.fifo.length; i++) if (group.fifo[i]!.seq === seq) return { group, index: i };
     }
-    return false;
+    return undefined;
+  }
+
+  /** Whether the message at `index` of `group` is under a live lease (only a head ever is). */
+  #leased(group: Group<E>, index: number): boolean {
+    const message = group.fifo[index]!;
+    return index === group.head && message.holder !== null && message.expiry! >= readClock(this.#clock);
+  }
+
+  /** Removes the message at `index` of `group` from the queue, as a cancel. */
+  #cancelAt(group: Group<E>, index: number): void {
+    const queue = this.#queue;
+    const message = group.fifo[index]!;
+    if (index === group.head) {
+      queue.removeHead(group);
+      queue.listeners.notify();
+      return;
+    }
+    group.fifo.splice(index, 1);
+    if (message.key !== null) group.keys.delete(message.key);
+    queue.queued--;
+    queue.queuedCounters.delete(message.counter);
+    message.gone = true;
+    queue.satisfy(message.seq);
   }
 
   async inspect(): Promise<TransportSnapshot<E>> {
@@ -316,10 +351,70 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     return redrive(this.#queue, seq);
   }
 
-  async discard(seq: number): Promise<void> {
+  async discard(seq: number, options?: RemoveOptions): Promise<Removed> {
     checkSeq(seq);
+    const dependents = checkRemoveOptions(options);
     this.#ensureOpen();
-    discard(this.#queue, seq);
+    const letter = this.#queue.dead.get(seq);
+    if (!dependents) {
+      discard(this.#queue, seq); // NOT_FOUND when it is no dead letter
+      return { seqs: [seq], groups: [letter!.groupId] };
+    }
+    if (letter) return this.#remove([[letter.groupId, seq + 1]], seq, letter.groupId, true);
+    const found = this.#find(seq);
+    if (!found) throw new LeaseholdError('NOT_FOUND', `message ${seq} is neither a dead letter nor queued`);
+    return this.#remove([[found.group.id, seq]], null, found.group.id, true);
+  }
+
+  async cancelGroup(groupId: string, options?: RemoveOptions): Promise<Removed> {
+    checkId('groupId', groupId);
+    const dependents = checkRemoveOptions(options);
+    this.#ensureOpen();
+    return this.#remove([[groupId, 0]], this.#queue.groups.get(groupId)?.heldBy ?? null, groupId, dependents);
+  }
+
+  /**
+   * Removes the messages of each `[group, from]` root from seq `from` on, the dead letter
+   * `dead` (of group `deadGroup`), and with `dependents` every message waiting on a removed one
+   * with its group's later messages, transitively. Checked whole first: a live lease on any of
+   * them refuses the call with nothing removed. Removed newest first, so every waiter is gone
+   * before what it waits for, and no wait is counted off for a message about to go.
+   */
+  #remove(roots: readonly (readonly [string, number])[], dead: number | null, deadGroup: string, dependents: boolean): Removed {
+    const queue = this.#queue;
+    const chosen = new Map<number, Message<E>>();
+    const pending: Message<E>[] = [];
+    const take = (groupId: string, from: number) => {
+      const group = queue.groups.get(groupId);
+      if (!group) return;
+      for (let i = group.head; i < group.fifo.length; i++) {
+        const message = group.fifo[i]!;
+        if (message.seq < from || chosen.has(message.seq)) continue;
+        chosen.set(message.seq, message);
+        pending.push(message);
+      }
+    };
+    for (const [groupId, from] of roots) take(groupId, from);
+    if (dependents && dead !== null) for (const waiter of queue.after.waitersOf(dead)) take(waiter.groupId, waiter.seq);
+    while (dependents && pending.length > 0) {
+      for (const waiter of queue.after.waitersOf(pending.pop()!.seq)) take(waiter.groupId, waiter.seq);
+    }
+    const removed = [...chosen.values()].sort((a, b) => b.seq - a.seq);
+    for (const message of removed) {
+      const group = queue.groups.get(message.groupId)!;
+      if (this.#leased(group, group.fifo.indexOf(message, group.head))) throw leasedError(message.seq, 'removed');
+    }
+    for (const message of removed) {
+      const group = queue.groups.get(message.groupId)!;
+      this.#cancelAt(group, group.fifo.indexOf(message, group.head));
+    }
+    const pairs: [number, string][] = removed.map((message) => [message.seq, message.groupId]);
+    if (dead !== null) {
+      discard(queue, dead);
+      pairs.push([dead, deadGroup]);
+    }
+    if (pairs.length > 0) queue.listeners.notify();
+    return removedOf(pairs);
   }
 
   async pause(groupId?: string): Promise<void> {

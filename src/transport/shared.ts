@@ -6,8 +6,8 @@
  */
 import { checkDuration, checkId, checkInteger, checkObject, checkOptions } from '../validate.js';
 import { LeaseholdError } from '../errors.js';
-import { BLOCKED, HELD } from '../locks.js';
-import { type ClaimManyOptions, type ClaimOptions, DEFAULT_QUEUE, type DeadLetterPolicy, type DuplicatePolicy, type Lease, MAX_BATCH, type MessageSnapshot, type PublishOptions, type TransportOptions } from './contract.js';
+import { BLOCKED, HELD, NO_DEADLINE } from '../locks.js';
+import { type ClaimManyOptions, type ClaimOptions, DEFAULT_QUEUE, type DeadLetterPolicy, type DuplicatePolicy, type Lease, MAX_BATCH, type MessageSnapshot, type PublishOptions, type Removed, type TransportOptions } from './contract.js';
 
 export const MIN_PRIORITY = 0;
 
@@ -23,10 +23,16 @@ export interface PublishArgs {
   onDuplicate: DuplicatePolicy;
   /** The seqs it waits for (`options.after`), without repeats; empty when none. */
   after: number[];
+  /** The groups it waits for (`options.after` entries `{ group }`), without repeats: resolved by the backend at publish. */
+  afterGroups: string[];
+  /** The coalescing window (`options.debounceMs`); 0: none. */
+  debounceMs: number;
+  /** The window's bound (`options.maxWaitMs`); null: none. */
+  maxWaitMs: number | null;
 }
 
 const DUPLICATE_POLICIES: readonly DuplicatePolicy[] = ['skip', 'replace', 'merge'];
-const PUBLISH_OPTIONS = ['priority', 'key', 'onDuplicate', 'delayMs', 'after'];
+const PUBLISH_OPTIONS = ['priority', 'key', 'onDuplicate', 'delayMs', 'after', 'debounceMs', 'maxWaitMs'];
 
 /** Checks one publish; `at` prefixes argument names in messages (`items[3].` in a batch). */
 export function checkPublish(groupId: unknown, options: PublishOptions | undefined, at = ''): PublishArgs {
@@ -45,17 +51,64 @@ export function checkPublish(groupId: unknown, options: PublishOptions | undefin
   if (onDuplicate !== 'skip' && key === undefined) {
     throw new TypeError(`${at}options.onDuplicate ${JSON.stringify(onDuplicate)} needs options.key: it says what to do with the queued message of the same key`);
   }
-  return { priority, key: key ?? null, delayMs, onDuplicate: onDuplicate as DuplicatePolicy, after: checkAfter(`${at}options.after`, options?.after) };
+  const { debounceMs, maxWaitMs } = checkWindow(at, options, key);
+  const { seqs: after, groups: afterGroups } = checkAfter(`${at}options.after`, options?.after);
+  return { priority, key: key ?? null, delayMs, onDuplicate: onDuplicate as DuplicatePolicy, after, afterGroups, debounceMs, maxWaitMs };
 }
 
-/** `options.after`: a seq or an array of at most {@link MAX_AFTER} seqs, as a list without repeats. */
-function checkAfter(name: string, after: unknown): number[] {
-  if (after === undefined) return [];
-  const seqs = Array.isArray(after) ? (after as unknown[]) : [after];
-  if (typeof after !== 'number' && !Array.isArray(after)) throw new TypeError(`${name} must be a seq or an array of seqs, got ${typeof after}`);
-  if (seqs.length > MAX_AFTER) throw new RangeError(`${name} names ${seqs.length} seqs; at most ${MAX_AFTER}`);
-  seqs.forEach((seq, i) => checkInteger(Array.isArray(after) ? `${name}[${i}]` : name, seq, 1, Number.MAX_SAFE_INTEGER));
-  return [...new Set(seqs as number[])];
+/** `options.debounceMs` and `options.maxWaitMs`: a window needs a key (it is the key's message that waits), a bound needs a window. */
+function checkWindow(at: string, options: PublishOptions | undefined, key: string | undefined): { debounceMs: number; maxWaitMs: number | null } {
+  const debounceMs = options?.debounceMs;
+  const maxWaitMs = options?.maxWaitMs;
+  if (debounceMs === undefined) {
+    if (maxWaitMs !== undefined) throw new TypeError(`${at}options.maxWaitMs needs options.debounceMs: it bounds the coalescing window that debounceMs opens`);
+    return { debounceMs: 0, maxWaitMs: null };
+  }
+  checkDuration(`${at}options.debounceMs`, debounceMs, false);
+  if (key === undefined) throw new TypeError(`${at}options.debounceMs needs options.key: the window is the keyed message's, which later publishes of the key re-arm`);
+  if (maxWaitMs === undefined) return { debounceMs, maxWaitMs: null };
+  checkDuration(`${at}options.maxWaitMs`, maxWaitMs, false);
+  if (maxWaitMs < debounceMs) throw new RangeError(`${at}options.maxWaitMs (${maxWaitMs}) must be ≥ options.debounceMs (${debounceMs}): the bound would end the window before it could first close`);
+  return { debounceMs, maxWaitMs };
+}
+
+/**
+ * When a keyed message that a publish with a window (`debounceMs` > 0) finds queued may first be
+ * delivered, and the bound it keeps. The bound is set once, by the first publish with a window
+ * that meets the message (`now + maxWaitMs`, or {@link NO_DEADLINE}); every later one moves the
+ * wait to `now + debounceMs`, never past the bound. The caller keeps the later of this and the
+ * message's own wait (a park, a delay, a hold), so a window never shortens one.
+ */
+export function rearm(debounceMs: number, maxWaitMs: number | null, deadline: number | null, now: number): { notBefore: number; deadline: number } {
+  const bound = deadline ?? (maxWaitMs === null ? NO_DEADLINE : now + maxWaitMs);
+  return { notBefore: Math.min(now + debounceMs, bound), deadline: bound };
+}
+
+/**
+ * `options.after`: a seq, a group (`{ group }`), or an array of at most {@link MAX_AFTER} of
+ * them, as lists without repeats.
+ */
+function checkAfter(name: string, after: unknown): { seqs: number[]; groups: string[] } {
+  if (after === undefined) return { seqs: [], groups: [] };
+  const one = typeof after === 'number' || (typeof after === 'object' && after !== null && !Array.isArray(after));
+  if (!one && !Array.isArray(after)) throw new TypeError(`${name} must be a seq, { group }, or an array of them, got ${after === null ? 'null' : typeof after}`);
+  const entries = one ? [after] : (after as unknown[]);
+  if (entries.length > MAX_AFTER) throw new RangeError(`${name} names ${entries.length} seqs or groups; at most ${MAX_AFTER}`);
+  const seqs = new Set<number>();
+  const groups = new Set<string>();
+  entries.forEach((entry, i) => {
+    const at = one ? name : `${name}[${i}]`;
+    if (typeof entry === 'object' && entry !== null && !Array.isArray(entry)) {
+      checkOptions(at, entry, ['group']);
+      checkId(`${at}.group`, (entry as { group?: unknown }).group);
+      groups.add((entry as { group: string }).group);
+    } else {
+      if (typeof entry !== 'number') throw new TypeError(`${at} must be a seq or { group }, got ${entry === null ? 'null' : typeof entry}`);
+      checkInteger(at, entry, 1, Number.MAX_SAFE_INTEGER);
+      seqs.add(entry);
+    }
+  });
+  return { seqs: [...seqs], groups: [...groups] };
 }
 
 /** The RangeError of an `after` that names a seq the queue never issued (checked where the seqs are known). */
@@ -244,4 +297,23 @@ export function sameJson(a: unknown, b: unknown): boolean {
   const right = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
   if (left.length !== right.length) return false;
   return left.every((k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+/** Checks the options of `discard` and `cancelGroup`; true when dependents go too. */
+export function checkRemoveOptions(options: unknown): boolean {
+  checkOptions('options', options, ['dependents'], true);
+  const dependents = (options as { dependents?: unknown } | undefined)?.dependents ?? false;
+  if (typeof dependents !== 'boolean') throw new TypeError(`options.dependents must be a boolean, got ${typeof dependents}`);
+  return dependents;
+}
+
+/** `Removed` from (seq, group) pairs in any order: seqs ascending, groups in the order of their lowest seq. */
+export function removedOf(pairs: readonly (readonly [number, string])[]): Removed {
+  const sorted = [...pairs].sort((a, b) => a[0] - b[0]);
+  return { seqs: sorted.map(([seq]) => seq), groups: [...new Set(sorted.map(([, group]) => group))] };
+}
+
+/** The MESSAGE_LEASED error of a removal that would take a message under a live lease. */
+export function leasedError(seq: number, what: string): LeaseholdError {
+  return new LeaseholdError('MESSAGE_LEASED', `message ${seq} is under a live lease and cannot be ${what}; nothing was removed: try again after its holder acks or nacks it, or once the lease runs out`);
 }

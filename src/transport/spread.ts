@@ -23,7 +23,7 @@
  *   non-JSON event is refused, yet a lease carries the very object that was published.
  * - An empty claim costs N calls; idle consumers should wait on `onChange` instead of polling.
  */
-import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkSeq } from './shared.js';
+import { checkClaim, checkClaimMany, checkLease, checkLeases, checkPublish, checkPublishItems, checkRemoveOptions, checkSeq, type PublishArgs } from './shared.js';
 import { checkId, toJson } from '../validate.js';
 import type {
   AckAndClaimManyResult,
@@ -35,6 +35,7 @@ import type {
   Lease,
   PublishItem,
   PublishOptions,
+  RemoveOptions,
   Transport,
   TransportSnapshot,
   TransportStats,
@@ -104,29 +105,29 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
   const bySeq = (seq: number): [Transport<E>, number, number] => [parts[seq % n]!, Math.floor(seq / n), seq % n];
   /**
    * `options` with `after` in the part's own seqs. A part keeps order only among its own
-   * messages, so a seq of another part (of a group that hashes elsewhere) is refused.
+   * messages, so a seq or a group of another part (of a group that hashes elsewhere) is refused.
    */
-  const localAfter = (groupId: string, after: readonly number[], options: PublishOptions | undefined, at = ''): PublishOptions | undefined => {
-    if (after.length === 0) return options;
+  const localAfter = (groupId: string, { after, afterGroups }: PublishArgs, options: PublishOptions | undefined, at = ''): PublishOptions | undefined => {
+    if (after.length === 0 && afterGroups.length === 0) return options;
     const index = indexOf(groupId);
-    for (const seq of after) {
-      if (seq % n !== index) {
-        throw new RangeError(`${at}options.after names seq ${seq}, of another part of this spread queue than group ${JSON.stringify(groupId)}: a spreadTransport keeps after only between groups of one part`);
-      }
-    }
-    return { ...options, after: after.map((seq) => Math.floor(seq / n)) };
+    const refuse = (what: string) => {
+      throw new RangeError(`${at}options.after names ${what}, of another part of this spread queue than group ${JSON.stringify(groupId)}: a spreadTransport keeps after only between groups of one part`);
+    };
+    for (const seq of after) if (seq % n !== index) refuse(`seq ${seq}`);
+    for (const group of afterGroups) if (indexOf(group) !== index) refuse(`group ${JSON.stringify(group)}`);
+    return { ...options, after: [...after.map((seq) => Math.floor(seq / n)), ...afterGroups.map((group) => ({ group }))] };
   };
 
   const transport: Transport<E> & ChangeNotifier = {
     async publish(groupId: string, event: E, options?: PublishOptions) {
-      const { after } = checkPublish(groupId, options);
+      const args = checkPublish(groupId, options);
       toJson('event', event);
-      return toGlobal(await partOf(groupId).publish(groupId, event, localAfter(groupId, after, options)), indexOf(groupId));
+      return toGlobal(await partOf(groupId).publish(groupId, event, localAfter(groupId, args, options)), indexOf(groupId));
     },
     async publishMany(input: readonly PublishItem<E>[]) {
       const checked = checkPublishItems<E>(input);
       checked.forEach((item, i) => toJson(`items[${i}].event`, item.event));
-      const items = checked.map(({ groupId, args }, i) => ({ ...input[i]!, options: localAfter(groupId, args.after, input[i]!.options, `items[${i}].`) }));
+      const items = checked.map(({ groupId, args }, i) => ({ ...input[i]!, options: localAfter(groupId, args, input[i]!.options, `items[${i}].`) }));
       const byPart = new Map<number, number[]>();
       items.forEach((item, i) => byPart.set(indexOf(item.groupId), [...(byPart.get(indexOf(item.groupId)) ?? []), i]));
       const seqs: number[] = new Array<number>(items.length);
@@ -215,10 +216,19 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
       const [part, local, index] = bySeq(seq);
       return toGlobal(await part.redrive(local), index);
     },
-    async discard(seq: number) {
+    async discard(seq: number, options?: RemoveOptions) {
       checkSeq(seq);
-      const [part, local] = bySeq(seq);
-      return part.discard(local);
+      checkRemoveOptions(options);
+      const [part, local, index] = bySeq(seq);
+      const removed = await part.discard(local, options);
+      return { ...removed, seqs: removed.seqs.map((seq: number) => toGlobal(seq, index)) };
+    },
+    // A group's messages and what waits on them live in its part: `after` never crosses parts.
+    async cancelGroup(groupId: string, options?: RemoveOptions) {
+      checkId('groupId', groupId);
+      checkRemoveOptions(options);
+      const removed = await partOf(groupId).cancelGroup(groupId, options);
+      return { ...removed, seqs: removed.seqs.map((seq: number) => toGlobal(seq, indexOf(groupId))) };
     },
     // The queue's pause goes to every part (in parallel: a part that fails leaves the others
     // paused, and the call rejects); a group's, to the part the group lives in.

@@ -39,6 +39,10 @@ import {
   checkTransportOptions,
   deliveryId,
   mergePatch,
+  rearm,
+  checkRemoveOptions,
+  leasedError,
+  removedOf,
   neverIssued,
   sameJson,
   type PublishArgs,
@@ -58,6 +62,8 @@ import type {
   Lease,
   PublishItem,
   PublishOptions,
+  Removed,
+  RemoveOptions,
   Transport,
   TransportOptions,
   TransportSnapshot,
@@ -71,6 +77,7 @@ interface KeyedRow {
   holder: string | null;
   locked_until: number | null;
   is_head: number;
+  debounce_deadline: number | null;
 }
 interface ClaimedRow {
   group_id: string;
@@ -208,8 +215,12 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     return this.#run(this.#operations.redrive(seq));
   }
 
-  async discard(seq: number): Promise<void> {
-    return this.#run(this.#operations.discard(seq));
+  async discard(seq: number, options?: RemoveOptions): Promise<Removed> {
+    return this.#run(this.#operations.discard(seq, options));
+  }
+
+  async cancelGroup(groupId: string, options?: RemoveOptions): Promise<Removed> {
+    return this.#run(this.#operations.cancelGroup(groupId, options));
   }
 
   async pause(groupId?: string): Promise<void> {
@@ -401,18 +412,31 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
         return changed(undefined);
       });
     },
-    discard: (seq) => {
+    discard: (seq, options) => {
       checkSeq(seq);
-      return inTransaction(() => {
+      const dependents = checkRemoveOptions(options);
+      return inTransaction((now) => {
         const sql = this.#sql;
         const queue = this.#queue;
-        const { letter, held } = this.#deadLetter(seq);
-        // Gone for good: what waited for it goes on (a trigger sees to that).
-        sql.deleteDeadLetter.run(queue, seq);
-        if (!held) return changed(undefined);
-        sql.unhold.run(queue, letter.group_id, queue, letter.group_id);
-        sql.dropEmptyGroup.run(queue, letter.group_id, queue, letter.group_id);
-        return changed(undefined);
+        if (!dependents) {
+          const { letter, held } = this.#deadLetter(seq);
+          this.#discard(seq, letter.group_id, held);
+          return changed({ seqs: [seq], groups: [letter.group_id] });
+        }
+        const letter = sql.deadLetter.get<DeadRow>(queue, seq);
+        if (letter) return changed(this.#remove([[letter.group_id, seq + 1]], seq, letter.group_id, true, now()));
+        const found = sql.findSeq.get<{ group_id: string }>(queue, seq);
+        if (!found) throw new LeaseholdError('NOT_FOUND', `message ${seq} is neither a dead letter nor queued`);
+        return changed(this.#remove([[found.group_id, seq]], null, found.group_id, true, now()));
+      });
+    },
+    cancelGroup: (groupId, options) => {
+      checkId('groupId', groupId);
+      const dependents = checkRemoveOptions(options);
+      return inTransaction((now) => {
+        const held = this.#sql.heldSeq.get<{ held_seq: number | null }>(this.#queue, groupId)?.held_seq ?? null;
+        const removed = this.#remove([[groupId, 0]], held, groupId, dependents, now());
+        return { value: removed, changed: removed.seqs.length > 0 };
       });
     },
   };
@@ -438,6 +462,51 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     return { letter, held: sql.heldSeq.get<{ held_seq: number | null }>(this.#queue, letter.group_id)?.held_seq === seq };
   }
 
+  /** Deletes dead letter `seq` of `groupId`; a group it held goes on (or goes, when empty). What waited for it goes on (a trigger sees to that). */
+  #discard(seq: number, groupId: string, held: boolean): void {
+    const sql = this.#sql;
+    const queue = this.#queue;
+    sql.deleteDeadLetter.run(queue, seq);
+    if (!held) return;
+    sql.unhold.run(queue, groupId, queue, groupId);
+    sql.dropEmptyGroup.run(queue, groupId, queue, groupId);
+  }
+
+  /**
+   * The body of a removal with dependents, inside the caller's transaction: the messages of each
+   * `[group, from]` root from seq `from` on, the dead letter `dead` (of `deadGroup`, whose hold
+   * it may be), and with `dependents` every message waiting on a removed one with its group's
+   * later messages, transitively. Everything is read before anything is written, so a live
+   * lease refuses the call with nothing changed. Deleted newest first: every waiter is gone
+   * before what it waits for, so no wait is counted off for a message about to go.
+   */
+  #remove(roots: readonly (readonly [string, number])[], dead: number | null, deadGroup: string, dependents: boolean, now: number): Removed {
+    const sql = this.#sql;
+    const queue = this.#queue;
+    const chosen = new Map<number, string>();
+    const pending: number[] = [];
+    const take = (groupId: string, from: number) => {
+      for (const row of sql.groupFrom.all<{ seq: number; holder: string | null; locked_until: number | null; is_head: number }>(queue, groupId, from)) {
+        if (chosen.has(row.seq)) continue;
+        if (row.is_head === 1 && row.holder !== null && row.locked_until! >= now) throw leasedError(row.seq, 'removed');
+        chosen.set(row.seq, groupId);
+        pending.push(row.seq);
+      }
+    };
+    const waitersOf = (seq: number) => sql.waitersOf.all<{ group_id: string; seq: number }>(queue, seq);
+    for (const [groupId, from] of roots) take(groupId, from);
+    if (dependents && dead !== null) for (const waiter of waitersOf(dead)) take(waiter.group_id, waiter.seq);
+    while (dependents && pending.length > 0) for (const waiter of waitersOf(pending.pop()!)) take(waiter.group_id, waiter.seq);
+    const pairs = [...chosen].sort((a, b) => b[0] - a[0]);
+    for (const [seq, groupId] of pairs) sql.deleteMessage.run(queue, groupId, seq);
+    for (const groupId of new Set(chosen.values())) sql.renumberUnclaimed.run(queue, groupId, queue, groupId);
+    if (dead !== null) {
+      this.#discard(dead, deadGroup, sql.heldSeq.get<{ held_seq: number | null }>(queue, deadGroup)?.held_seq === dead);
+      pairs.push([dead, deadGroup]);
+    }
+    return removedOf(pairs);
+  }
+
   /** Moves group `groupId`'s head `seq` to the dead letters; with the hold policy, holds the group at it. */
   #bury(groupId: string, seq: number, now: number, reason: string | null): void {
     const sql = this.#sql;
@@ -448,41 +517,73 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   }
 
   /** The body of one publish, inside the caller's transaction. */
-  #publish(groupId: string, json: string, { priority, key, delayMs, onDuplicate, after }: PublishArgs, now: number, issued?: number): number {
+  #publish(groupId: string, json: string, args: PublishArgs, now: number, issued?: number): number {
+    const { priority, key, delayMs, onDuplicate, after, afterGroups, debounceMs } = args;
     const sql = this.#sql;
     const queue = this.#queue;
     // Read before anything is written: a seq never issued refuses the publish.
-    const waitsFor = after.length === 0 ? null : this.#stillQueued(after, issued);
-    if (key !== null && onDuplicate === 'skip') {
+    let waitsFor = after.length === 0 ? null : this.#stillQueued(after, issued);
+    if (afterGroups.length > 0) waitsFor = this.#heldIn(afterGroups, waitsFor ?? []);
+    if (key !== null && onDuplicate === 'skip' && debounceMs === 0) {
       const existing = sql.findKey.get<{ seq: number }>(queue, groupId, key);
       if (existing) return existing.seq;
     } else if (key !== null) {
       const existing = sql.findKeyed.get<KeyedRow>(queue, groupId, key);
-      if (existing && existing.is_head && existing.holder !== null && existing.locked_until! >= now) {
+      const leased = existing !== undefined && existing.is_head === 1 && existing.holder !== null;
+      if (existing && leased && (onDuplicate === 'skip' || existing.locked_until! >= now)) {
+        if (onDuplicate === 'skip') return existing.seq;
         // Under a live lease, maybe on the wire already: the new event goes behind it, with the key.
         sql.dropKey.run(queue, groupId, existing.seq);
       } else if (existing) {
-        if (existing.is_head && existing.holder !== null) sql.fenceHead.run(queue, groupId);
-        const before = existing.event;
-        const updated = onDuplicate === 'replace' ? json : JSON.stringify(mergePatch(JSON.parse(before), JSON.parse(json)));
-        const same = updated === before || sameJson(JSON.parse(updated), JSON.parse(before));
-        sql.setEvent.run(updated, same ? existing.revision : existing.revision + 1, queue, groupId, existing.seq);
+        if (leased) sql.fenceHead.run(queue, groupId);
+        if (onDuplicate !== 'skip') {
+          const before = existing.event;
+          const updated = onDuplicate === 'replace' ? json : JSON.stringify(mergePatch(JSON.parse(before), JSON.parse(json)));
+          const same = updated === before || sameJson(JSON.parse(updated), JSON.parse(before));
+          sql.setEvent.run(updated, same ? existing.revision : existing.revision + 1, queue, groupId, existing.seq);
+        }
+        if (debounceMs > 0) {
+          const window = rearm(debounceMs, args.maxWaitMs, existing.debounce_deadline, now);
+          sql.rearmMessage.run(window.deadline, window.notBefore, window.notBefore, queue, groupId, existing.seq);
+          if (existing.is_head === 1) sql.rearmHead.run(window.notBefore, queue, groupId);
+        }
         return existing.seq;
       }
     }
-    const notBefore = delayMs > 0 ? now + delayMs : null;
+    const wait = Math.max(delayMs, debounceMs);
+    const notBefore = wait > 0 ? now + wait : null;
+    let seq: number;
     if (waitsFor === null || waitsFor.length === 0) {
-      const { seq } = sql.insertMessage.get<{ seq: number }>(queue, groupId, json, key, notBefore, queue)!;
+      seq = sql.insertMessage.get<{ seq: number }>(queue, groupId, json, key, notBefore, queue)!.seq;
       sql.insertGroup.run(queue, groupId, priority, seq, notBefore, queue, groupId);
-      return seq;
+    } else {
+      seq = sql.insertWaiting.get<{ seq: number }>(queue, groupId, json, key, BLOCKED, notBefore, waitsFor.length, queue)!.seq;
+      sql.insertGroup.run(queue, groupId, priority, seq, BLOCKED, queue, groupId);
+      for (const named of waitsFor) {
+        sql.addWait.run(queue, named.seq, groupId, seq);
+        if (named.groupId !== null) sql.watch.run(queue, named.groupId, named.seq);
+      }
     }
-    const { seq } = sql.insertWaiting.get<{ seq: number }>(queue, groupId, json, key, BLOCKED, notBefore, waitsFor.length, queue)!;
-    sql.insertGroup.run(queue, groupId, priority, seq, BLOCKED, queue, groupId);
-    for (const named of waitsFor) {
-      sql.addWait.run(queue, named.seq, groupId, seq);
-      if (named.groupId !== null) sql.watch.run(queue, named.groupId, named.seq);
-    }
+    if (debounceMs > 0) sql.setDeadline.run(rearm(debounceMs, args.maxWaitMs, null, now).deadline, queue, groupId, seq);
     return seq;
+  }
+
+  /** `found` and what groups `names` hold now (every queued message, and the dead letter holding each), without repeats. */
+  #heldIn(names: readonly string[], found: { seq: number; groupId: string | null }[]): { seq: number; groupId: string | null }[] {
+    const sql = this.#sql;
+    const queue = this.#queue;
+    const seen = new Set(found.map((named) => named.seq));
+    const add = (seq: number, groupId: string | null) => {
+      if (seen.has(seq)) return;
+      seen.add(seq);
+      found.push({ seq, groupId });
+    };
+    for (const name of names) {
+      for (const row of sql.groupFrom.all<{ seq: number }>(queue, name, 0)) add(row.seq, name);
+      const held = sql.heldSeq.get<{ held_seq: number | null }>(queue, name)?.held_seq ?? null;
+      if (held !== null) add(held, null);
+    }
+    return found;
   }
 
   /**

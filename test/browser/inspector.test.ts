@@ -88,6 +88,19 @@ describe('<leasehold-inspector>', () => {
     expect(await transport.deadLetters()).toEqual([]);
   });
 
+  it('discards a dead letter with what depends on it from its own button', async () => {
+    const transport = new InMemoryTransport({ onDeadLetter: 'hold' });
+    const seq = await deadLetter(transport);
+    await transport.publish('note-1', { label: 'edit' });
+    await transport.publish('task-1', { label: 'create' }, { after: seq });
+    await transport.publish('other', { label: 'other' });
+    const root = mount(transport, (el) => (el.actions = true));
+    await expect.poll(() => groups(root)).toEqual(['task-1', 'other', 'note-1']); // note-1 was claimed: last in claim order
+    root.querySelector<HTMLButtonElement>(`[aria-label="discard note-1#${seq} with dependents"]`)!.click();
+    await expect.poll(() => groups(root)).toEqual(['other']);
+    expect(await transport.deadLetters()).toEqual([]);
+  });
+
   it('reads nothing while it is out of the document', async () => {
     const transport = new InMemoryTransport();
     let reads = 0;

@@ -6,6 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClosedError, LeaseholdError, LeaseLostError } from '../../src/errors.js';
 import { describeOrigin } from './transport-origin.js';
 import { describeOutbox } from './transport-outbox.js';
+import { describeDebounce } from './transport-debounce.js';
+import { describeRemoval } from './transport-remove.js';
 import { describeQueueApi } from './transport-queue.js';
 import { type ChangeNotifier, isChangeNotifier, type Lease, type Transport, type TransportOptions, type TransportSnapshot } from '../../src/transport/contract.js';
 
@@ -90,6 +92,8 @@ export function describeTransport(name: string, caps: TransportCaps, make: Trans
 
     describeQueueApi(caps, { h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
     describeOutbox(caps, { h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
+    describeDebounce(caps, { h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
+    describeRemoval(caps, { h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
     describeOrigin(caps, { h: () => h, t: () => t, open, tick });
 
     describe('the seed rules', () => {

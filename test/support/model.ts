@@ -10,8 +10,10 @@ export interface ModelMessage {
   /** One more for each replace or merge that changed the event (Lease.revision). */
   revision: number;
   key: string | null;
-  /** A delayed publish: not deliverable while now <= this. */
+  /** A delayed publish or a coalescing window: not deliverable while now <= this. */
   notBefore: number | null;
+  /** The bound of its coalescing window, set by the first publish with a window that met it. */
+  deadline?: number;
   attempt: number;
   /** The last reason a nack or release gave. */
   lastError: string | null;
@@ -62,9 +64,12 @@ export class TransportModel {
     onDuplicate: 'skip' | 'replace' | 'merge' = 'skip',
     now = 0,
     after: readonly number[] = [],
+    window: { debounceMs: number; maxWaitMs: number | null } | null = null,
+    afterGroups: readonly string[] = [],
   ): number {
     const same = key === null ? undefined : this.messages.find((m) => m.groupId === groupId && m.key === key);
-    if (same && onDuplicate === 'skip') return same.seq;
+    // A skip leaves a leased message alone, live lease or not; without a window it touches nothing.
+    if (same && onDuplicate === 'skip' && (window === null || same.holder !== null)) return same.seq;
     if (same && same.holder !== null && same.expiry! >= now) {
       same.key = null; // under a live lease: a new message behind it takes the key
     } else if (same) {
@@ -72,14 +77,33 @@ export class TransportModel {
         same.holder = null; // its lease ran out: the late holder loses it
         same.expiry = null;
       }
-      const changed = onDuplicate === 'replace' ? event : mergePatch(same.event, event);
-      if (canonical(changed) !== canonical(same.event)) same.revision += 1;
-      same.event = changed;
+      if (onDuplicate !== 'skip') {
+        const changed = onDuplicate === 'replace' ? event : mergePatch(same.event, event);
+        if (canonical(changed) !== canonical(same.event)) same.revision += 1;
+        same.event = changed;
+      }
+      if (window !== null) {
+        same.deadline ??= window.maxWaitMs === null ? Infinity : now + window.maxWaitMs;
+        const until = Math.min(now + window.debounceMs, same.deadline);
+        same.notBefore = Math.max(same.notBefore ?? -Infinity, until);
+        // A head's wait (a park, a delay) is its expiry; a blocked or held one takes notBefore later.
+        if (this.head(groupId) === same && same.waits.size === 0 && !this.holds.has(groupId)) {
+          same.expiry = Math.max(same.expiry ?? -Infinity, same.notBefore);
+        }
+      }
       return same.seq;
     }
     const seq = ++this.lastSeq;
     const waits = new Set(after.filter((s) => this.messages.some((m) => m.seq === s) || this.dead.some((d) => d.seq === s)));
-    this.messages.push({ seq, groupId, event, revision: 0, key, notBefore, attempt: 0, lastError: null, holder: null, expiry: null, waits });
+    // A group named in after: what it holds now, its messages and the dead letter holding it.
+    for (const group of afterGroups) {
+      for (const m of this.messages) if (m.groupId === group) waits.add(m.seq);
+      if (this.holds.has(group)) waits.add(this.holds.get(group)!);
+    }
+    if (window !== null && window.debounceMs > 0) notBefore = Math.max(notBefore ?? -Infinity, now + window.debounceMs);
+    const message: ModelMessage = { seq, groupId, event, revision: 0, key, notBefore, attempt: 0, lastError: null, holder: null, expiry: null, waits };
+    if (window !== null) message.deadline = window.maxWaitMs === null ? Infinity : now + window.maxWaitMs;
+    this.messages.push(message);
     if (!this.groups.has(groupId)) this.groups.set(groupId, { priority, claimOrder: 0 });
     return seq;
   }
@@ -243,6 +267,38 @@ export class TransportModel {
       if (!this.head(letter!.groupId)) this.groups.delete(letter!.groupId);
     }
     return true;
+  }
+
+  /**
+   * `discard(seq, { dependents })` and `cancelGroup(groupId, { dependents })`, written plainly:
+   * the messages of each root's group from its seq on, the dead letter `dead`, and with
+   * dependents every message waiting on a removed one with its group's later messages, again
+   * and again until nothing is added. 'leased' (nothing removed) if any is under a live lease.
+   */
+  removeWithDependents(roots: readonly [string, number][], dead: number | null, dependents: boolean, now: number): { seqs: number[]; groups: string[] } | 'leased' {
+    const chosen = new Set<ModelMessage>();
+    const take = (groupId: string, from: number) => {
+      for (const m of this.messages) if (m.groupId === groupId && m.seq >= from) chosen.add(m);
+    };
+    for (const [groupId, from] of roots) take(groupId, from);
+    if (dependents && dead !== null) for (const m of this.messages) if (m.waits.has(dead)) take(m.groupId, m.seq);
+    for (let size = -1; dependents && size !== chosen.size; ) {
+      size = chosen.size;
+      for (const removed of [...chosen]) for (const m of this.messages) if (m.waits.has(removed.seq)) take(m.groupId, m.seq);
+    }
+    if ([...chosen].some((m) => m.holder !== null && m.expiry! >= now)) return 'leased';
+    const pairs: [number, string][] = [...chosen].map((m) => [m.seq, m.groupId]);
+    const deadGroup = dead === null ? null : this.dead.find((d) => d.seq === dead)!.groupId;
+    for (const m of [...chosen].sort((a, b) => b.seq - a.seq)) {
+      this.remove(m);
+      this.satisfy(m.seq);
+    }
+    if (dead !== null) {
+      this.discard(dead);
+      pairs.push([dead, deadGroup!]);
+    }
+    pairs.sort((a, b) => a[0] - b[0]);
+    return { seqs: pairs.map(([seq]) => seq), groups: [...new Set(pairs.map(([, group]) => group))] };
   }
 
   extend(lease: ModelLease, visibility: number, now: number): number | null {

@@ -76,13 +76,6 @@ export async function openOutbox({ onSent = () => {}, retryMs = 3_000, maxRetryM
   addEventListener('pageshow', (event) => event.persisted && start());
   start();
 
-  /** The seqs of `note`'s create while it is queued or a dead letter: what a task under it waits for. */
-  async function pendingCreate(note) {
-    const { groups, deadLetters } = await queue.inspect();
-    const messages = [...(groups.find((g) => g.groupId === note)?.messages ?? []), ...deadLetters.filter((d) => d.groupId === note)];
-    return messages.filter((m) => m.event?.op === 'create').map((m) => m.seq);
-  }
-
   /** Publishes one mutation; resolves once it is in the database (it survives a crash from then on). */
   async function record(mutation, options) {
     await queue.publish(mutation.entity, mutation, options);
@@ -127,42 +120,26 @@ export async function openOutbox({ onSent = () => {}, retryMs = 3_000, maxRetryM
       return record(mutation, { key: note, onDuplicate: 'merge' });
     },
     /**
-     * A new task under `note`: its own record (group), so it does not wait behind the note's
-     * edits, but `after` its note's create while that is pending or refused: the server never
-     * gets a task for a note it does not have.
+     * A new task under `note`: its own record (group), so later edits of the note do not hold it
+     * up, but `after` what the note's record holds now (its create while pending or refused, and
+     * its queued edits), resolved in the publish's transaction: the server never gets a task for
+     * a note it does not have, and the page keeps no seqs.
      */
-    async addTask(note, text) {
+    addTask(note, text) {
       const mutation = { id: crypto.randomUUID(), op: 'create', entity: newId('task'), note, text, at: Date.now() };
-      const after = await pendingCreate(note);
-      return record(mutation, after.length > 0 ? { key: mutation.id, after } : { key: mutation.id });
+      return record(mutation, { key: mutation.id, after: { group: note } });
     },
     /** Retry: the dead letter goes back to the head of its record, and the record goes on from it. */
     retry: (seq) => queue.redrive(seq),
     /**
-     * Discard a dead letter for good. A refused note create takes the note with it: its queued
-     * edits and its tasks are cancelled first (they would only be refused: the server has no such
-     * note). Resolves with the entities dropped.
+     * Discard a dead letter for good. A refused create takes its record with it: the later
+     * messages of its group (a note's edits) and, through `after`, the tasks created under it,
+     * which would only be refused (the server has no such note). Resolves with the records dropped.
      */
     async discard(letter) {
-      const { op, entity, note } = letter.event;
-      if (op !== 'create' || note !== undefined) {
-        await queue.discard(letter.seq);
-        return op === 'create' ? [entity] : [];
-      }
-      const { groups } = await queue.inspect();
-      const dropped = new Set([entity]);
-      for (const group of groups) {
-        for (const message of group.messages) {
-          if (group.groupId !== entity && message.event?.note !== entity) continue;
-          dropped.add(group.groupId);
-          // One being sent right now is refused by the server and becomes a dead letter itself.
-          await queue.cancel(message.seq).catch((error) => {
-            if (error?.code !== 'MESSAGE_LEASED') throw error;
-          });
-        }
-      }
-      await queue.discard(letter.seq);
-      return [...dropped];
+      const create = letter.event.op === 'create';
+      const { groups } = await queue.discard(letter.seq, { dependents: create });
+      return create ? groups : [];
     },
   };
 }

@@ -35,12 +35,14 @@ import type { SqlOperation } from './operation.js';
 import { pause } from './pause.js';
 import { publish } from './publish.js';
 import { publishAfter } from './publish-after.js';
+import { publishDebounced } from './publish-debounced.js';
 import { publishKeyed } from './publish-keyed.js';
 import { publishMany } from './publish-many.js';
 import { redrive } from './redrive.js';
+import { remove } from './remove.js';
 import { waits } from './waits.js';
 
-export const operations: readonly SqlOperation[] = [now, cancel, publish, publishKeyed, publishAfter, publishMany, claim, ack, ackClaim, lease, nack, deadLetter, redrive, pause, waits, counter, commit];
+export const operations: readonly SqlOperation[] = [now, cancel, publish, publishKeyed, publishAfter, publishDebounced, publishMany, claim, ack, ackClaim, lease, nack, deadLetter, redrive, remove, pause, waits, counter, commit];
 
 /** Every function statement, then every trigger statement, for the quoted schema `s`. */
 export function operationSql(s: string): { functions: string[]; triggers: string[] } {

@@ -17,10 +17,17 @@ export const publishMany: SqlOperation = {
         WHERE g.queue = p_queue AND g.group_id IN (SELECT x->>0 FROM json_array_elements(p_items) x)
         ORDER BY g.group_id COLLATE "C" FOR NO KEY UPDATE;
       FOR v_item IN SELECT x FROM json_array_elements(p_items) WITH ORDINALITY AS a(x, n) ORDER BY n LOOP
-        IF json_array_length(coalesce(v_item->6, '[]')) > 0 THEN
+        IF coalesce((v_item->>7)::double precision, 0) > 0 THEN
+          o_seq := ${s}.lh_publish_debounced(p_queue, p_seqs, v_item->>0, v_item->>1, (v_item->>2)::integer, v_item->>3,
+            (v_item->>4)::double precision, v_now, NULL, coalesce(v_item->>5, 'skip'), (v_item->>7)::double precision,
+            (v_item->>8)::double precision, ARRAY(SELECT e::bigint FROM json_array_elements_text(coalesce(v_item->6, '[]')) e),
+            ARRAY(SELECT e FROM json_array_elements_text(coalesce(v_item->9, '[]')) e));
+          IF o_seq < 0 THEN RAISE EXCEPTION 'leasehold: after names seq % which this queue never issued', -o_seq USING ERRCODE = 'LH001'; END IF;
+        ELSIF json_array_length(coalesce(v_item->6, '[]')) > 0 OR json_array_length(coalesce(v_item->9, '[]')) > 0 THEN
           o_seq := ${s}.lh_publish_after(p_queue, p_seqs, v_item->>0, v_item->>1, (v_item->>2)::integer, v_item->>3,
             (v_item->>4)::double precision, v_now, NULL, coalesce(v_item->>5, 'skip'),
-            ARRAY(SELECT e::bigint FROM json_array_elements_text(v_item->6) e));
+            ARRAY(SELECT e::bigint FROM json_array_elements_text(coalesce(v_item->6, '[]')) e),
+            ARRAY(SELECT e FROM json_array_elements_text(coalesce(v_item->9, '[]')) e));
           IF o_seq < 0 THEN RAISE EXCEPTION 'leasehold: after names seq % which this queue never issued', -o_seq USING ERRCODE = 'LH001'; END IF;
         ELSIF coalesce(v_item->>5, 'skip') = 'skip' THEN
           o_seq := ${s}.lh_append(p_queue, p_seqs, v_item->>0, v_item->>1, (v_item->>2)::integer, v_item->>3,

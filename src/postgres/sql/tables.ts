@@ -146,4 +146,6 @@ export const tableMigrations: readonly ((s: string) => string[])[] = [
     `ALTER TABLE ${s}.lh_messages ADD COLUMN revision integer NOT NULL DEFAULT 0`,
     `ALTER TABLE ${s}.lh_dead_letters ADD COLUMN revision integer NOT NULL DEFAULT 0`,
   ],
+  // Coalescing windows: the bound of a message's window, set by the first publish with one that met it.
+  (s) => [`ALTER TABLE ${s}.lh_messages ADD COLUMN debounce_deadline double precision`],
 ];

@@ -275,4 +275,11 @@ export const CORE_TABLES: readonly string[] = [
   ALTER TABLE lh_messages ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE lh_dead_letters ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
   `,
+  // 13: coalescing windows (`debounceMs`, `maxWaitMs`). A message keeps the bound of its window,
+  // set by the first publish with a window that met it; the window's end itself is `not_before`
+  // (or `delay_until` behind an `after`), which every later publish of its key moves on. A
+  // message published without a window leaves the column NULL, and no claim reads it.
+  `
+  ALTER TABLE lh_messages ADD COLUMN debounce_deadline INTEGER;
+  `,
 ];

@@ -80,7 +80,7 @@ export const TRANSPORT_STATEMENTS = {
   findKey: 'SELECT seq FROM lh_messages WHERE queue_id = ? AND group_id = ? AND key = ?',
   // A replace or merge needs the keyed message's event and whether it is a leased head (queue, group, key).
   findKeyed:
-    'SELECT m.seq, m.event, m.revision, g.holder, g.locked_until, m.seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = m.queue_id AND group_id = m.group_id) AS is_head ' +
+    'SELECT m.seq, m.event, m.revision, m.debounce_deadline, g.holder, g.locked_until, m.seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = m.queue_id AND group_id = m.group_id) AS is_head ' +
     'FROM lh_messages m JOIN lh_groups g ON g.queue_id = m.queue_id AND g.group_id = m.group_id WHERE m.queue_id = ? AND m.group_id = ? AND m.key = ?',
   // (event, revision, queue, group, seq)
   setEvent: 'UPDATE lh_messages SET event = ?, revision = ? WHERE queue_id = ? AND group_id = ? AND seq = ?',
@@ -88,6 +88,19 @@ export const TRANSPORT_STATEMENTS = {
   // A head whose lease ran out, changed by a replace or merge: its late holder's lease no
   // longer holds (the claim will count the attempt it had, as after any lapse).
   fenceHead: 'UPDATE lh_groups SET holder = NULL, locked_until = NULL WHERE queue_id = ? AND group_id = ?',
+  // A coalescing window met a queued message: its bound, and the later of its wait and the
+  // window's end — in `delay_until` while it waits on `after` (`not_before` is then BLOCKED).
+  // (deadline, not before, not before, queue, group, seq)
+  rearmMessage:
+    'UPDATE lh_messages SET debounce_deadline = ?, ' +
+    `delay_until = CASE WHEN not_before = ${BLOCKED} THEN max(coalesce(delay_until, 0), ?) ELSE delay_until END, ` +
+    `not_before = CASE WHEN not_before = ${BLOCKED} THEN not_before ELSE max(coalesce(not_before, 0), ?) END ` +
+    'WHERE queue_id = ? AND group_id = ? AND seq = ?',
+  // ...and, when it is a head that is not leased, its group's lock: max keeps a park, a hold
+  // (HELD) or a block (BLOCKED) that ends later. (not before, queue, group)
+  rearmHead: 'UPDATE lh_groups SET locked_until = max(coalesce(locked_until, 0), ?) WHERE queue_id = ? AND group_id = ? AND holder IS NULL',
+  // The bound of a new message's window (deadline, queue, group, seq).
+  setDeadline: 'UPDATE lh_messages SET debounce_deadline = ? WHERE queue_id = ? AND group_id = ? AND seq = ?',
 
   // ── Ack, nack, release, extend ────────────────────────────────────────────────────────────────
   // Every one holds only while the lease does: the group's head is still the leased seq, at the
@@ -171,6 +184,13 @@ export const TRANSPORT_STATEMENTS = {
     'FROM lh_messages m JOIN lh_groups g ON g.queue_id = m.queue_id AND g.group_id = m.group_id WHERE m.queue_id = ? AND m.seq = ?',
   // Never-claimed groups tie on claim order and go by their head's seq: when a cancel removes
   // such a head, the next message takes its place. (Only a cancel can: an ack follows a claim.)
+  // A removal with dependents (discard, cancelGroup): a group's messages from a seq on, each
+  // with whether it is a head under a lease (queue, group, from)...
+  groupFrom:
+    'SELECT m.seq, g.holder, g.locked_until, m.seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = m.queue_id AND group_id = m.group_id) AS is_head ' +
+    'FROM lh_messages m JOIN lh_groups g ON g.queue_id = m.queue_id AND g.group_id = m.group_id WHERE m.queue_id = ? AND m.group_id = ? AND m.seq >= ?',
+  // ...and the messages waiting on one (queue, seq).
+  waitersOf: 'SELECT group_id, seq FROM lh_waits WHERE queue_id = ? AND on_seq = ?',
   renumberUnclaimed: 'UPDATE lh_groups SET first_seq = (SELECT min(seq) FROM lh_messages WHERE queue_id = ? AND group_id = ?) WHERE queue_id = ? AND group_id = ? AND claim_order = 0',
 } as const;
 

@@ -36,6 +36,11 @@ export class AfterWaits<M extends Waiter> {
     return waiting.filter((message) => !message.gone && --message.waits <= 0);
   }
 
+  /** The messages still waiting for `seq` (none that left), without counting anything off. */
+  waitersOf(seq: number): M[] {
+    return (this.#waiters.get(seq) ?? []).filter((message) => !message.gone);
+  }
+
   /** What waited for `from` waits for `to` instead (a redriven dead letter's new seq). */
   move(from: number, to: number): void {
     const waiting = this.#waiters.get(from);

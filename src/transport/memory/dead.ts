@@ -41,7 +41,7 @@ export function redrive<E>(queue: MemoryQueue<E>, seq: number): number {
     return newSeq;
   }
   // Back to the head it held, with its own seq: every message behind it has a later one.
-  const message: Message<E> = { seq, counter, revision, groupId: group.id, event: letter.event, key: null, notBefore: null, attempt: 0, lastError: null, holder: null, expiry: null, waits: 0, gone: false };
+  const message: Message<E> = { seq, counter, revision, groupId: group.id, event: letter.event, key: null, notBefore: null, deadline: null, attempt: 0, lastError: null, holder: null, expiry: null, waits: 0, gone: false };
   if (group.head > 0) group.fifo[--group.head] = message;
   else group.fifo.unshift(message);
   if (group.claimOrder === 0) group.firstSeq = seq;

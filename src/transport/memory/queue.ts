@@ -27,8 +27,10 @@ export interface Message<E> {
   event: E;
   /** Cleared when a publish with the same key moves it to a new message (this one under a live lease). */
   key: string | null;
-  /** Not deliverable while the clock reads ≤ this (a delayed publish); null: no delay. */
-  readonly notBefore: number | null;
+  /** Not deliverable while the clock reads ≤ this (a delayed publish, a coalescing window); null: no delay. */
+  notBefore: number | null;
+  /** The bound of its coalescing window (`maxWaitMs`), set by the first publish with a window that met it; null: none. */
+  deadline: number | null;
   attempt: number;
   /** The reason of the last nack that gave one: its dead letter's reason if it runs out of attempts. */
   lastError: string | null;
@@ -126,6 +128,18 @@ export class MemoryQueue<E> {
     return found;
   }
 
+  /** What groups `names` hold now, as seqs to wait for: every queued message, and the dead letter holding each. */
+  heldIn(names: readonly string[]): number[] {
+    const seqs: number[] = [];
+    for (const name of names) {
+      const group = this.groups.get(name);
+      if (!group) continue;
+      for (let i = group.head; i < group.fifo.length; i++) seqs.push(group.fifo[i]!.seq);
+      if (group.heldBy !== null) seqs.push(group.heldBy);
+    }
+    return seqs;
+  }
+
   /** The queued message `seq`, by a scan (as cancel finds one: no index by seq). */
   #find(seq: number): Message<E> | undefined {
     for (const group of this.groups.values()) {
@@ -146,11 +160,20 @@ export class MemoryQueue<E> {
   }
 
   /** Appends a message: a new publish, numbered next, unless `redriven` gives a redriven one's own number and revision. */
-  append(groupId: string, event: E, priority: number, key: string | null, notBefore: number | null, waitsFor: readonly number[], redriven?: { counter: number; revision: number }): number {
+  append(
+    groupId: string,
+    event: E,
+    priority: number,
+    key: string | null,
+    notBefore: number | null,
+    waitsFor: readonly number[],
+    redriven?: { counter: number; revision: number },
+    deadline: number | null = null,
+  ): number {
     const seq = ++this.lastSeq;
     const counter = redriven?.counter ?? ++this.lastCounter;
     this.queuedCounters.add(counter);
-    const message: Message<E> = { seq, counter, revision: redriven?.revision ?? 0, groupId, event, key, notBefore, attempt: 0, lastError: null, holder: null, expiry: null, waits: waitsFor.length, gone: false };
+    const message: Message<E> = { seq, counter, revision: redriven?.revision ?? 0, groupId, event, key, notBefore, deadline, attempt: 0, lastError: null, holder: null, expiry: null, waits: waitsFor.length, gone: false };
     this.after.add(message, waitsFor);
     let group = this.groups.get(groupId);
     const isHead = !group;
@@ -166,6 +189,22 @@ export class MemoryQueue<E> {
     this.queued++;
     this.listeners.notify();
     return seq;
+  }
+
+  /**
+   * A publish with a window met `message` queued and not leased: it waits until `notBefore` too
+   * (the later of its waits holds). Only a free head's lock moves; a blocked, held or paused
+   * head takes its wait from `notBefore` when it goes on, as any head does.
+   */
+  rearm(message: Message<E>, notBefore: number, deadline: number): void {
+    message.deadline = deadline;
+    if (message.notBefore !== null && message.notBefore >= notBefore) return;
+    message.notBefore = notBefore;
+    const group = this.groups.get(message.groupId)!;
+    if (group.fifo[group.head] !== message || message.waits > 0 || group.heldBy !== null) return;
+    if (message.expiry !== null && message.expiry >= notBefore) return; // parked for longer
+    message.expiry = notBefore;
+    this.markLocked(group, notBefore);
   }
 
   /** A group has a new head: blocked by its `after`, free, or held until its delay ends. */

@@ -1,0 +1,38 @@
+/**
+ * A page built from one script with Vite's own API and the project's `leasehold()` plugin, served
+ * by `vite preview` on a free port: for e2e tests of apps as users write them.
+ */
+import type { Page } from '@playwright/test';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, type Plugin, preview } from 'vite';
+import { leasehold } from '../../src/vite/index.js';
+import { sharedAliases } from '../../vite.config.js';
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+/** Builds `source` as a page's script, serves it on a free port (with `plugins` in the server), opens it in `page`, runs `body`. */
+export async function withPage(page: Page, source: string, body: () => Promise<void>, plugins: Plugin[] = []): Promise<void> {
+  // Inside the repository (.tmp/ is ignored), so the page's imports of react resolve to the project's own.
+  mkdirSync(here('../../.tmp'), { recursive: true });
+  const dir = mkdtempSync(join(here('../../.tmp'), 'page-'));
+  writeFileSync(join(dir, 'index.html'), '<!doctype html><html><body><div id="root"></div><script type="module" src="./main.js"></script></body></html>\n');
+  writeFileSync(join(dir, 'main.js'), source);
+  const outDir = join(dir, 'dist');
+  // es2022: a page may await its database at the top level, as an app's entry may. No
+  // timing notices: bundling sqlite-wasm's worker on loaded cores is slow, and not this test's concern.
+  await build({
+    configFile: false, root: dir, logLevel: 'warn', resolve: { alias: sharedAliases }, plugins: [leasehold()],
+    build: { outDir, target: 'es2022', rolldownOptions: { checks: { bundlerTimings: false } } },
+  });
+  const server = await preview({ configFile: false, root: dir, logLevel: 'warn', plugins, build: { outDir }, preview: { port: 0, host: '127.0.0.1' } });
+  try {
+    await page.goto(server.resolvedUrls!.local[0]!);
+    await body();
+  } finally {
+    await new Promise<void>((resolve) => server.httpServer.close(() => resolve()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
