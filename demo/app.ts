@@ -144,8 +144,15 @@ export class Demo {
     return fresh;
   }
 
-  async discard(seq: number): Promise<void> {
-    await this.#ctx.transport.discard(seq);
+  /** Discards dead letter `seq`, with `dependents` the later messages of its group and what waits on them (after) too. */
+  async discard(seq: number, dependents = false): Promise<void> {
+    const { seqs, groups } = await this.#ctx.transport.discard(seq, { dependents });
+    if (dependents) {
+      const others = seqs.filter((s) => s !== seq);
+      const also = others.length === 0 ? ': nothing depended on it' : `, and with it ${others.map((s) => `#${s}`).join(', ')} of ${groups.join(', ')} — the later messages of its group and what waited on them (after), which would only be refused in turn`;
+      this.log.add({ at: this.clock.now(), kind: 'discard', seq, text: `Discarded dead letter #${seq} with its dependents${also}` });
+      return;
+    }
     const held = this.policy === 'hold' ? ': the group it held goes on with its next message' : '';
     this.log.add({ at: this.clock.now(), kind: 'discard', seq, text: `Discarded dead letter #${seq} for good${held}` });
   }

@@ -77,7 +77,7 @@ const workers = new WorkersView(live((options) => void demo.addWorker(options)),
 const executions = new ExecutionsView(TRACE_MAX);
 const dead = new DeadLettersView({
   onRedrive: live((seq) => void demo.redrive(seq).catch(logError('redrive'))),
-  onDiscard: live((seq) => void demo.discard(seq).catch(logError('discard'))),
+  onDiscard: live((seq, dependents) => void demo.discard(seq, dependents).catch(logError('discard'))),
   time: seconds,
 });
 const publish = new PublishForm(

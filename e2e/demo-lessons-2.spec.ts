@@ -106,7 +106,7 @@ test('lesson 9: a refused create holds its record’s updates; after the fix, Re
 
 test('lesson 9: a refused create holds its record’s updates; Discard drops it for good and the group goes on with its updates', async ({ page }) => {
   const seq = await heldAtRefusal(page);
-  await page.getByRole('button', { name: `discard contact-42#${seq}` }).click();
+  await page.getByRole('button', { name: `discard contact-42#${seq}`, exact: true }).click();
   await expect(logEntries(page, { kind: 'discard', seq: String(seq) })).toContainText('goes on with its next message');
   await expect(page.getByTestId('dead-letter')).toHaveCount(0);
   await step(page, 1000, 3);
