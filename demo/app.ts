@@ -233,6 +233,18 @@ export class Demo {
         this.log.add({ at, kind: 'edit', group: groupId, seq, text });
         return seq;
       },
+      type: async (groupId, key, patch, window) => {
+        const queued = new Set(this.snapshot?.groups.find((g) => g.groupId === groupId)?.messages.map((m) => m.seq));
+        const at = this.clock.now();
+        const seq = await this.#ctx.transport.publish(groupId, patch, { key, onDuplicate: 'merge', ...window });
+        const text = queued.has(seq)
+          ? `The user types into ${groupId} (${JSON.stringify(patch.label)}): merged into ${groupId}#${seq}, which waits until ${window.debounceMs / 1000} s pass with no keystroke, and no longer than ${window.maxWaitMs / 1000} s after the first`
+          : `The user types into ${groupId} (${JSON.stringify(patch.label)}): a new message, #${seq}, that waits for the typing to stop (debounceMs ${window.debounceMs}, maxWaitMs ${window.maxWaitMs})`;
+        this.log.add({ at, kind: 'edit', group: groupId, seq, text });
+        return seq;
+      },
+      publishAfter: (groupId, event, after) => this.#ctx.transport.publish(groupId, event, { after: { group: after } }),
+      discard: (seq, dependents) => this.discard(seq, dependents),
       loseAnswersUntil: (ms) => {
         if (this.server) this.server.loseAnswersUntil = ms;
       },

@@ -1,5 +1,5 @@
 /**
- * The eleven lessons. Each sets up a scenario on an emptied queue at time 0 — real messages, real
+ * The twelve lessons. Each sets up a scenario on an emptied queue at time 0 — real messages, real
  * workers, a few timed actions (a crash, a stall) — says in a few sentences what to watch, and
  * lets it run. Nothing is scripted beyond those actions: what follows is the library's doing.
  */
@@ -13,6 +13,15 @@ export interface LessonContext {
   publish(groupId: string, event: DemoEvent, priority?: number, key?: string): Promise<number>;
   /** Publishes `patch` under `key` with `onDuplicate: 'merge'`, as an app saving an edit would, and says what it did. */
   edit(groupId: string, key: string, patch: Partial<DemoEvent>): Promise<number>;
+  /**
+   * Publishes `patch` under `key` with `onDuplicate: 'merge'` and a coalescing window, as a page
+   * saving every keystroke would, and says what it did.
+   */
+  type(groupId: string, key: string, patch: Partial<DemoEvent>, window: { debounceMs: number; maxWaitMs: number }): Promise<number>;
+  /** Publishes `event` to wait for what group `after` holds now (`after: { group }`). */
+  publishAfter(groupId: string, event: DemoEvent, after: string): Promise<number>;
+  /** Discards a dead letter as an operator would; with `dependents`, what depends on it too. */
+  discard(seq: number, dependents: boolean): Promise<void>;
   /** Lesson 11: answers to requests that reach its server before `ms` are lost on the way back. */
   loseAnswersUntil(ms: number): void;
   /** Puts a dead letter back at its group's tail, as an operator would. */
@@ -212,6 +221,23 @@ export const LESSONS: readonly Lesson[] = [
       ctx.addWorker({ kind: 'delivery', visibilityMs: 5_000, workMs: 1_000 });
       ctx.addWorker({ kind: 'delivery', visibilityMs: 5_000, workMs: 1_000 });
       ctx.at(2_000, () => void ctx.edit('note-8', 'note-8', { label: 'call Ann at 5' }).catch(() => {}));
+    },
+  },
+  {
+    id: 12,
+    title: 'Typing, and a refused record',
+    onDeadLetter: 'hold',
+    text: 'The user types into note-9, a keystroke every 300 ms from 0.3 s to 4.5 s, each published under key edit with onDuplicate: merge, debounceMs 1000 and maxWaitMs 2500: the edit waits (delayed) while the typing goes on, each keystroke moving its wait, and goes out once the bound runs out at 2.8 s; the keystrokes after that coalesce into one more message, sent when they stop or their own bound comes. Fifteen keystrokes, two deliveries. Meanwhile the server refuses note-10’s create (a dead letter that holds its group): its edit waits behind it, and task-5, published after: { group: note-10 }, waits for both. At 6 s an operator discards the create with its dependents — or press Discard with dependents yourself: the edit and the task go with it, and nothing more of note-10 is sent.',
+    async setup(ctx) {
+      const text = 'Buy milk, eggs';
+      for (let i = 1; i <= 15; i++) {
+        ctx.at(i * 300, () => void ctx.type('note-9', 'edit', { label: text.slice(0, i) }, { debounceMs: 1_000, maxWaitMs: 2_500 }).catch(() => {}));
+      }
+      const create = await ctx.publish('note-10', { label: 'create', refuseUntil: 60_000 });
+      await ctx.publish('note-10', { label: 'edit' });
+      await ctx.publishAfter('task-5', { label: 'create task' }, 'note-10');
+      ctx.addWorker({ visibilityMs: 5_000, workMs: 500 });
+      ctx.at(6_000, () => void ctx.discard(create, true).catch(() => {}));
     },
   },
 ];

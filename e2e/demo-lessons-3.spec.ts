@@ -156,3 +156,31 @@ test('lesson 11: a lost answer is answered from its receipt when the same delive
   await screenshots(page, 'lesson-11');
   expect(consoleErrors(page)).toEqual([]);
 });
+
+test('lesson 12: fifteen keystrokes go out as two deliveries; a refused create discarded with its dependents takes its edit and the task after it', async ({ page }) => {
+  await openDemo(page);
+  await startLesson(page, 12);
+  // 2 s: six keystrokes merged into one message that waits for the typing to stop; note-10's
+  // create was refused at 0.5 s and holds its group; task-5 waits for what note-10 held.
+  await step(page, 1000, 2);
+  await expect(group(page, 'note-9').getByTestId('message')).toHaveCount(1);
+  await expect(group(page, 'note-9').getByTestId('message')).toHaveAttribute('data-state', 'delayed');
+  await expect(logEntries(page, { kind: 'ack', group: 'note-9' })).toHaveCount(0);
+  await expect(page.getByTestId('dead-letter')).toHaveCount(1);
+  await expect(group(page, 'task-5').getByTestId('message')).toHaveAttribute('data-state', 'blocked');
+  await screenshots(page, 'lesson-12-typing');
+  // 6 s: the operator discarded the create with its dependents: the edit and the task went too.
+  await step(page, 1000, 4);
+  await expect(logEntries(page, { kind: 'discard' })).toContainText('with its dependents');
+  await expect(page.getByTestId('dead-letter')).toHaveCount(0);
+  await expect(group(page, 'note-10')).toHaveCount(0);
+  await expect(group(page, 'task-5')).toHaveCount(0);
+  // Fifteen keystrokes, two deliveries: one at the bound, one once the typing stopped.
+  await step(page, 1000, 2);
+  await expect(logEntries(page, { kind: 'edit', group: 'note-9' })).toHaveCount(15);
+  await expect(logEntries(page, { kind: 'ack', group: 'note-9' })).toHaveCount(2);
+  await expect(group(page, 'note-9')).toHaveCount(0);
+  await settled(page);
+  await screenshots(page, 'lesson-12');
+  expect(consoleErrors(page)).toEqual([]);
+});
