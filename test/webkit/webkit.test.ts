@@ -216,7 +216,9 @@ describe(`WebKitGTK`, () => {
       expect(outcome.message).not.toMatch(/getDirectory|not a secure context|private/);
     } finally {
       stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      // WebKit's network process may still be writing its cache for a moment after the browser
+      // is gone (an ENOTEMPTY here once): rmSync retries that, and EBUSY, before giving up.
+      rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     }
   });
 });
