@@ -2,7 +2,7 @@
  * A page built from one script with Vite's own API and the project's `leasehold()` plugin, served
  * by `vite preview` on a free port: for e2e tests of apps as users write them.
  */
-import type { Page } from '@playwright/test';
+import { type Page, test } from '@playwright/test';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,12 +20,17 @@ export async function withPage(page: Page, source: string, body: () => Promise<v
   writeFileSync(join(dir, 'index.html'), '<!doctype html><html><body><div id="root"></div><script type="module" src="./main.js"></script></body></html>\n');
   writeFileSync(join(dir, 'main.js'), source);
   const outDir = join(dir, 'dist');
+  const buildStarted = Date.now();
   // es2022: a page may await its database at the top level, as an app's entry may. No
   // timing notices: bundling sqlite-wasm's worker on loaded cores is slow, and not this test's concern.
   await build({
     configFile: false, root: dir, logLevel: 'warn', resolve: { alias: sharedAliases }, plugins: [leasehold()],
     build: { outDir, target: 'es2022', rolldownOptions: { checks: { bundlerTimings: false } } },
   });
+  // The first build in a worker process loads the bundler cold, and on 2 cores shared with the
+  // node suites it has taken most of a minute: the build is setup, not the page under test, so
+  // it extends the test's time rather than eating it.
+  test.info().setTimeout(test.info().timeout + (Date.now() - buildStarted));
   const server = await preview({ configFile: false, root: dir, logLevel: 'warn', plugins, build: { outDir }, preview: { port: 0, host: '127.0.0.1' } });
   try {
     await page.goto(server.resolvedUrls!.local[0]!);
