@@ -378,6 +378,7 @@ export class DemoWorker {
       stats: () => t.stats(),
       cancel: (seq) => t.cancel(seq),
       inspect: () => t.inspect(),
+      inspectGroup: (groupId) => t.inspectGroup(groupId),
       deadLetters: () => t.deadLetters(),
       redrive: (seq) => t.redrive(seq),
       discard: (seq, options) => t.discard(seq, options),

@@ -37,6 +37,7 @@ describe('inspectorHandler and httpTransport', () => {
     const snapshot = await client.inspect();
     expect(snapshot.groups[0]?.messages[0]?.event).toEqual({ text: 'hello <b>' });
     expect(await client.deadLetters()).toEqual([]);
+    expect(await client.inspectGroup('note-1')).toEqual(await server.inspectGroup('note-1'));
   });
 
   it('refuse writes, and actions unless the handler allows them', async () => {

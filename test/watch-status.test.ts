@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InMemoryTransport, ManualClock, type ConsumerStatus, type TransportOptions } from '../src/index.js';
-import { groupStatus, queueStatus, syncState, watchQueue } from '../src/watch/watch.js';
+import { groupStatus, groupStatusOf, queueStatus, syncState, watchGroup, watchQueue } from '../src/watch/watch.js';
 import { flush, ManualScheduler } from './support/runtime-scheduler.js';
 
 function setup(options: Omit<TransportOptions, 'clock'> = {}) {
@@ -14,7 +14,7 @@ const consumerIn = (state: ConsumerStatus['state']): ConsumerStatus => ({ state,
 describe('groupStatus', () => {
   it('follows a record from pending to sending, retrying with its next try and error, and delivered', async () => {
     const { transport, snapshot, clock } = setup();
-    expect(groupStatus(await snapshot(), 'note-1')).toEqual({ groupId: 'note-1', state: 'delivered', queued: 0, deadLetters: 0, nextTryAt: null, lastError: null, heldBy: null });
+    expect(groupStatus(await snapshot(), 'note-1')).toEqual({ groupId: 'note-1', state: 'delivered', queued: 0, deadLetters: 0, nextTryAt: null, lastError: null, heldBy: null, blockedBy: [], window: null });
     await transport.publish('note-1', 'create');
     await transport.publish('note-1', 'update');
     expect(groupStatus(await snapshot(), 'note-1')).toMatchObject({ state: 'pending', queued: 2, nextTryAt: null, lastError: null });
@@ -77,6 +77,51 @@ describe('groupStatus', () => {
     s = await snapshot();
     expect(queueStatus(s).state).toBe('paused');
     expect(queueStatus(s).counts).toMatchObject({ paused: 3, pending: 0, blocked: 0 });
+  });
+
+  it('names what a blocked record waits for, and the window of a record still being edited', async () => {
+    const { clock, transport, snapshot } = setup({ onDeadLetter: 'hold' });
+    const create = await transport.publish('note-1', 'create');
+    const task = await transport.publish('task-1', 'create', { after: { group: 'note-1' } });
+    await transport.publish('note-2', 'H', { key: 'edit', onDuplicate: 'replace', debounceMs: 500, maxWaitMs: 2_000 });
+    clock.advance(300);
+    await transport.publish('note-2', 'He', { key: 'edit', onDuplicate: 'replace', debounceMs: 500, maxWaitMs: 2_000 });
+    let s = await snapshot();
+    expect(groupStatus(s, 'task-1')).toMatchObject({ state: 'blocked', blockedBy: [create], window: null });
+    expect(groupStatus(s, 'note-2')).toMatchObject({ state: 'pending', nextTryAt: 1_801, window: { endsAt: 1_800, latestEndAt: 3_000 } });
+    // Refused: the record it waits for is now a dead letter, which blocks until discarded or redriven.
+    await transport.reject((await transport.claim('w', 10_000))!, 'HTTP 422');
+    s = await snapshot();
+    expect(groupStatus(s, 'task-1')).toMatchObject({ state: 'blocked', blockedBy: [create] });
+    expect(groupStatus(s, 'note-1')).toMatchObject({ state: 'held', queued: 0, heldBy: { seq: create, reason: 'HTTP 422' } });
+    clock.advance(501);
+    expect(groupStatus(await snapshot(), 'note-2')).toMatchObject({ state: 'pending', window: null });
+    await transport.discard(create, { dependents: true });
+    expect(groupStatus(await snapshot(), 'task-1')).toMatchObject({ state: 'delivered', blockedBy: [] });
+    expect(task).toBeGreaterThan(create);
+  });
+
+  it("reads the same from one group's inspection as from the whole snapshot", async () => {
+    const { clock, transport, snapshot } = setup({ onDeadLetter: 'hold' });
+    const same = async () => {
+      for (const id of ['a', 'b', 'c', 'gone']) {
+        const inspection = await transport.inspectGroup(id);
+        expect(groupStatusOf(inspection)).toEqual(groupStatus(await snapshot(), id));
+        expect(groupStatusOf(inspection)).toBe(groupStatusOf(inspection));
+      }
+    };
+    const a = await transport.publish('a', 'a1');
+    await transport.publish('b', 'b1', { after: a });
+    await transport.publish('c', 'c1', { key: 'k', debounceMs: 100 });
+    await same();
+    await transport.reject((await transport.claim('w', 10_000))!, 'no');
+    await same();
+    clock.advance(101);
+    await transport.release((await transport.claim('w', 10_000))!, 1_000, 'HTTP 503');
+    await same();
+    await transport.pause();
+    await same();
+    expect(() => groupStatusOf({} as never)).toThrow(TypeError);
   });
 
   it('gives the same object for the same snapshot and group, and reads nothing', async () => {
@@ -167,5 +212,57 @@ describe('syncState', () => {
     expect(syncState(queue, consumerIn('retrying'))).toBe('retrying');
     expect(syncState(queue, consumerIn('delivering'))).toBe('pending');
     expect(syncState(queue, consumerIn('stopped'))).toBe('pending');
+  });
+});
+
+describe('watchGroup', () => {
+  it("keeps one record's status current: on notices, when its window ends, and never as delivered before a read", async () => {
+    const clock = new ManualClock(1_000);
+    const scheduler = new ManualScheduler(clock);
+    const transport = new InMemoryTransport<string>({ clock: clock.now, onDeadLetter: 'hold' });
+    const watch = watchGroup(transport, 'note-1', { clock: clock.now, scheduler });
+    expect(watch.getSnapshot()).toBeUndefined();
+    const states: (string | undefined)[] = [];
+    const stop = watch.subscribe(() => states.push(watch.getSnapshot()?.status?.state));
+    await flush();
+    expect(watch.getSnapshot()).toMatchObject({ status: { state: 'delivered' }, inspection: { groupId: 'note-1', group: null }, error: null });
+    await transport.publish('note-1', 'H', { key: 'edit', onDuplicate: 'replace', debounceMs: 500 });
+    await transport.publish('other', 'x'); // another record's change: read, but no news here
+    await flush();
+    expect(watch.getSnapshot()?.status).toMatchObject({ state: 'pending', window: { endsAt: 1_500, latestEndAt: null } });
+    // Time alone ends the window: no notice, a timer at its end.
+    await scheduler.advance(501);
+    await flush();
+    expect(watch.getSnapshot()?.status).toMatchObject({ state: 'pending', window: null });
+    await transport.reject((await transport.claim('w', 10_000, { minPriority: 0 }))!, 'refused');
+    await flush();
+    expect(watch.getSnapshot()?.status).toMatchObject({ state: 'held', heldBy: { reason: 'refused' } });
+    expect(states).toEqual(['delivered', 'pending', 'pending', 'held']);
+    stop();
+    watch.close();
+  });
+
+  it('keeps the last good read beside a failed one, and checks what it is given', async () => {
+    const transport = new InMemoryTransport<string>();
+    await transport.publish('a', 'x');
+    let fail = false;
+    const flaky = new Proxy(transport, {
+      get(target, key, receiver) {
+        if (key === 'inspectGroup') return (id: string) => (fail ? Promise.reject(new Error('offline')) : target.inspectGroup(id));
+        const value: unknown = Reflect.get(target, key, receiver);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const watch = watchGroup(flaky, 'a');
+    watch.subscribe(() => {});
+    await flush();
+    fail = true;
+    watch.refresh();
+    await flush();
+    expect(watch.getSnapshot()).toMatchObject({ status: { state: 'pending', queued: 1 }, error: new Error('offline') });
+    watch.close();
+    expect(() => watchGroup(transport, '')).toThrow(RangeError);
+    expect(() => watchGroup({} as never, 'a')).toThrow(TypeError);
+    expect(() => watchGroup(transport, 'a', { inspect: true } as never)).toThrow(/inspect/);
   });
 });

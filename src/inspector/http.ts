@@ -7,8 +7,8 @@
  * it takes a ten-line adapter (docs/inspector.md). Mount it behind your own authentication:
  * it checks none.
  *
- * It serves reads only (`stats`, `inspect`, `deadLetters`), plus `redrive` and `discard` when
- * `actions: true`, and long-polls for change notices, so `httpTransport` in the page follows
+ * It serves reads only (`stats`, `inspect`, `inspectGroup`, `deadLetters`), plus `redrive` and
+ * `discard` when `actions: true`, and long-polls for change notices, so `httpTransport` in the page follows
  * the queue within one notice. Every call is one `POST` of `{ method, args }`, answered with the
  * wire format of leasehold's other hosts (errors rebuilt as the same classes on the client).
  */
@@ -32,7 +32,7 @@ export interface InspectorHandler {
   close(): void;
 }
 
-const READS = new Set(['stats', 'inspect', 'deadLetters']);
+const READS = new Set(['stats', 'inspect', 'inspectGroup', 'deadLetters']);
 const ACTIONS = new Set(['redrive', 'discard']);
 
 /**
@@ -86,7 +86,7 @@ export function inspectorHandler(transport: Transport, options: InspectorHandler
         const call = (transport as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!;
         answer = { ok: true, value: await call.apply(transport, args) };
       } else {
-        throw new LeaseholdError('ACCESS_DENIED', `the inspector handler does not serve ${JSON.stringify(method)}: it serves stats, inspect and deadLetters${actions ? ', redrive and discard' : ' (redrive and discard with options.actions: true)'}`);
+        throw new LeaseholdError('ACCESS_DENIED', `the inspector handler does not serve ${JSON.stringify(method)}: it serves stats, inspect, inspectGroup and deadLetters${actions ? ', redrive and discard' : ' (redrive and discard with options.actions: true)'}`);
       }
     } catch (error) {
       answer = { ok: false, error: errorToWire(error instanceof SyntaxError ? new TypeError(`the request body is not JSON: ${error.message}`) : error) };

@@ -5,13 +5,15 @@
  * enough to poll.
  * @internal
  */
-import { BLOCKED } from '../locks.js';
+import { BLOCKED, NO_DEADLINE } from '../locks.js';
 import { headState, waitingState } from '../transport/shared.js';
-import type { DeadLetter, GroupSnapshot, TransportSnapshot, TransportStats } from '../transport/contract.js';
+import type { DeadLetter, GroupInspection, GroupSnapshot, MessageSnapshot, MessageWindow, TransportSnapshot, TransportStats } from '../transport/contract.js';
 import { decodeId } from './ids.js';
 
 interface GroupJson { g: string; p: number; o: number; a: number; h: string | null; u: number | null; x: number | null; z: boolean | null }
-interface MessageJson { g: string; s: number; e: string; k: string | null; n: number | null; r: string | null }
+interface MessageJson { g: string; s: number; e: string; k: string | null; n: number | null; du: number | null; dd: number | null; r: string | null }
+/** One `after` wait: message `s` waits for `o`. */
+interface WaitJson { s: number; o: number }
 export interface DeadJson { s: number; g: string; p: number; e: string; a: number; d: number; r: string | null }
 
 export interface InspectRow {
@@ -19,24 +21,30 @@ export interface InspectRow {
   paused: boolean | null;
   groups: GroupJson[];
   messages: MessageJson[];
+  waits: WaitJson[];
   dead: DeadJson[];
 }
 
-/** $1: queue id; $2: the injected clock's reading, or null for the server's. */
-export function inspectQuery(s: string): string {
+/**
+ * $1: queue id; $2: the injected clock's reading, or null for the server's; with `byGroup`, $3:
+ * the (encoded) group whose part alone is read (`inspectGroup`).
+ */
+export function inspectQuery(s: string, byGroup = false): string {
+  const group = byGroup ? ' AND group_id = $3' : '';
   return `SELECT coalesce($2::double precision, ${s}.lh_now()) AS now,
     (SELECT paused FROM ${s}.lh_queues WHERE id = $1) AS paused,
     (SELECT coalesce(json_agg(json_build_object('g', group_id, 'p', priority, 'o', claim_order, 'a', head_attempt, 'h', holder, 'u', locked_until, 'x', held_seq, 'z', paused)
-      ORDER BY claim_order, first_seq), '[]') FROM ${s}.lh_groups WHERE queue = $1) AS groups,
-    (SELECT coalesce(json_agg(json_build_object('g', group_id, 's', seq, 'e', event, 'k', key, 'n', not_before, 'r', last_error) ORDER BY seq), '[]')
-      FROM ${s}.lh_messages WHERE queue = $1) AS messages,
-    ${deadLettersSelect(s)} AS dead`;
+      ORDER BY claim_order, first_seq), '[]') FROM ${s}.lh_groups WHERE queue = $1${group}) AS groups,
+    (SELECT coalesce(json_agg(json_build_object('g', group_id, 's', seq, 'e', event, 'k', key, 'n', not_before, 'du', delay_until, 'dd', debounce_deadline, 'r', last_error) ORDER BY seq), '[]')
+      FROM ${s}.lh_messages WHERE queue = $1${group}) AS messages,
+    (SELECT coalesce(json_agg(json_build_object('s', seq, 'o', on_seq) ORDER BY on_seq), '[]') FROM ${s}.lh_waits WHERE queue = $1${group}) AS waits,
+    ${deadLettersSelect(s, group)} AS dead`;
 }
 
-/** The dead letters of queue $1 as a JSON array, in the order they died. */
-export function deadLettersSelect(s: string): string {
+/** The dead letters of queue $1 (with `where`, those it selects) as a JSON array, in the order they died. */
+export function deadLettersSelect(s: string, where = ''): string {
   return `(SELECT coalesce(json_agg(json_build_object('s', seq, 'g', group_id, 'p', priority, 'e', event, 'a', attempt, 'd', dead_at, 'r', reason) ORDER BY id), '[]')
-      FROM ${s}.lh_dead_letters WHERE queue = $1)`;
+      FROM ${s}.lh_dead_letters WHERE queue = $1${where})`;
 }
 
 export function deadLettersFrom<E>(rows: DeadJson[]): DeadLetter<E>[] {
@@ -44,8 +52,25 @@ export function deadLettersFrom<E>(rows: DeadJson[]): DeadLetter<E>[] {
 }
 
 export function snapshotFrom<E>(row: InspectRow): TransportSnapshot<E> {
+  const groups = groupsFrom<E>(row);
+  return { now: row.now, paused: row.paused === true, groups, deadLetters: deadLettersFrom<E>(row.dead) };
+}
+
+/** The row of `inspectQuery(s, true)` as one group's inspection. */
+export function groupInspectionFrom<E>(groupId: string, row: InspectRow): GroupInspection<E> {
+  const [group = null] = groupsFrom<E>(row);
+  return { groupId, now: row.now, queuePaused: row.paused === true, group, deadLetters: deadLettersFrom<E>(row.dead) };
+}
+
+function groupsFrom<E>(row: InspectRow): GroupSnapshot<E>[] {
   const now = row.now;
   const queuePaused = row.paused === true;
+  const waits = new Map<number, number[]>();
+  for (const w of row.waits) {
+    const seqs = waits.get(w.s);
+    if (seqs) seqs.push(w.o);
+    else waits.set(w.s, [w.o]);
+  }
   const groups = new Map<string, { snapshot: GroupSnapshot<E>; lock: GroupJson }>();
   for (const g of row.groups) {
     groups.set(g.g, {
@@ -57,31 +82,29 @@ export function snapshotFrom<E>(row: InspectRow): TransportSnapshot<E> {
     const { snapshot, lock } = groups.get(m.g)!;
     // The head carries the group's lease; every later message is untouched.
     const head = snapshot.messages.length === 0;
-    if (lock.x !== null) {
-      snapshot.messages.push({ seq: m.s, groupId: snapshot.groupId, event: JSON.parse(m.e) as E, state: 'held', attempt: 0, holder: null, expiresAt: null, key: m.k === null ? null : decodeId(m.k), lastError: reasonOf(m) });
-      continue;
-    }
+    const base = { seq: m.s, groupId: snapshot.groupId, event: JSON.parse(m.e) as E, key: m.k === null ? null : decodeId(m.k), lastError: reasonOf(m), waitsFor: waits.get(m.s) ?? [], window: windowOf(m, now) };
+    let message: MessageSnapshot<E>;
     const holder = head && lock.h !== null ? decodeId(lock.h) : null;
     // The head's lease, park or delay lives on its group; a message further back has only its own delay.
     const expiry = head ? lock.u : m.n;
-    if ((queuePaused || lock.z === true) && !(holder !== null && expiry! >= now)) {
-      snapshot.messages.push({ seq: m.s, groupId: snapshot.groupId, event: JSON.parse(m.e) as E, state: 'paused', attempt: head ? lock.a : 0, holder: null, expiresAt: null, key: m.k === null ? null : decodeId(m.k), lastError: reasonOf(m) });
-      continue;
+    if (lock.x !== null) {
+      message = { ...base, state: 'held', attempt: 0, holder: null, expiresAt: null };
+    } else if ((queuePaused || lock.z === true) && !(holder !== null && expiry! >= now)) {
+      message = { ...base, state: 'paused', attempt: head ? lock.a : 0, holder: null, expiresAt: null };
+    } else {
+      const state = head ? headState(holder, expiry, lock.a, now) : waitingState(m.n, now);
+      message = { ...base, state, attempt: head ? lock.a : 0, holder, expiresAt: state === 'ready' || state === 'blocked' ? null : expiry };
     }
-    const state = head ? headState(holder, expiry, lock.a, now) : waitingState(m.n, now);
-    snapshot.messages.push({
-      seq: m.s,
-      groupId: snapshot.groupId,
-      event: JSON.parse(m.e) as E,
-      state,
-      attempt: head ? lock.a : 0,
-      holder,
-      expiresAt: state === 'ready' || state === 'blocked' ? null : expiry,
-      key: m.k === null ? null : decodeId(m.k),
-      lastError: reasonOf(m),
-    });
+    snapshot.messages.push(message);
   }
-  return { now, paused: queuePaused, groups: [...groups.values()].map((g) => g.snapshot), deadLetters: deadLettersFrom<E>(row.dead) };
+  return [...groups.values()].map((g) => g.snapshot);
+}
+
+/** A message's running coalescing window: it has a bound and its wait (behind `after`: its own delay) has not ended. */
+function windowOf(m: MessageJson, now: number): MessageWindow | null {
+  const until = m.n === BLOCKED ? m.du : m.n;
+  if (m.dd === null || until === null || until < now) return null;
+  return { endsAt: until, latestEndAt: m.dd === NO_DEADLINE ? null : m.dd };
 }
 
 export interface StatsRow { queued: string; groups: string; ready: string; leased: string; held: string; blocked: string; next: number | null; dead: string; paused: boolean | null; paused_groups: string }

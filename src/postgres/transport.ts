@@ -17,6 +17,7 @@ import type {
   ClaimOptions,
   DeadLetter,
   DeadLetterPolicy,
+  GroupInspection,
   Lease,
   PublishItem,
   PublishOptions,
@@ -30,7 +31,7 @@ import type {
 import { checkDuration, checkId, readClock, toJson } from '../validate.js';
 import type { PgDatabase } from './driver.js';
 import { checkIndexedId, decodeId, encodeId } from './ids.js';
-import { type DeadJson, deadLettersFrom, deadLettersSelect, inspectQuery, snapshotFrom, type InspectRow, type StatsRow, statsFrom, statsQuery } from './inspect.js';
+import { type DeadJson, deadLettersFrom, deadLettersSelect, groupInspectionFrom, inspectQuery, snapshotFrom, type InspectRow, type StatsRow, statsFrom, statsQuery } from './inspect.js';
 import { checkSchemaName, migratePostgres, quoteIdent } from './schema.js';
 
 /** Options of {@link PostgresTransport}. */
@@ -364,6 +365,14 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     const { now, q } = await this.#begin(true);
     const [row] = await this.#db.query<InspectRow>(inspectQuery(this.#s), [q.id, now]);
     return snapshotFrom<E>(row!);
+  }
+
+  async inspectGroup(groupId: string): Promise<GroupInspection<E>> {
+    checkId('groupId', groupId);
+    checkIndexedId('groupId', groupId);
+    const { now, q } = await this.#begin(true);
+    const [row] = await this.#db.query<InspectRow>(inspectQuery(this.#s, true), [q.id, now, encodeId(groupId)]);
+    return groupInspectionFrom<E>(groupId, row!);
   }
 
   async deadLetters(): Promise<DeadLetter<E>[]> {

@@ -6,15 +6,15 @@
  * one read per change. React (18 or later: `useSyncExternalStore`) is the app's own, an
  * optional peer of leasehold.
  */
-import { useCallback, useMemo, useRef, useSyncExternalStore } from 'react';
+import { useCallback, useMemo, useSyncExternalStore } from 'react';
 import type { ConsumerStatus } from '../consume/types.js';
 import type { DeadLetter, MessageSnapshot, Removed, RemoveOptions, Transport, TransportStats } from '../transport/contract.js';
-import { groupStatus, type GroupStatus, queueStatus, type QueueState, type QueueWatch, syncState, type SyncStatus, watchQueue } from '../watch/watch.js';
+import { type GroupStatus, type GroupWatch, queueStatus, type QueueState, type QueueWatch, syncState, type SyncStatus, watchGroup, watchQueue } from '../watch/watch.js';
 
-export type { ConsumerState, ConsumerStatus, GroupState, GroupStatus, HeldBy, QueueState, QueueStatus, QueueWatch, SyncState, SyncStatus, WatchOptions } from '../watch/watch.js';
+export type { ConsumerState, ConsumerStatus, GroupState, GroupStatus, GroupWatch, GroupWatchState, HeldBy, QueueState, QueueStatus, QueueWatch, SyncState, SyncStatus, WatchOptions } from '../watch/watch.js';
 
-/** One watch per transport and kind, made at first use and idle (no reads) while no component shows it. */
-const watches = new WeakMap<object, { counts?: QueueWatch<unknown>; full?: QueueWatch<unknown> }>();
+/** One watch per transport and kind (and per group), made at first use and idle (no reads) while no component shows it. */
+const watches = new WeakMap<object, { counts?: QueueWatch<unknown>; full?: QueueWatch<unknown>; groups?: Map<string, GroupWatch<unknown>> }>();
 
 /**
  * The shared watch of `transport`: `inspect` false gives the counts-only watch, true the one
@@ -59,23 +59,37 @@ export function useSyncStatus(transport: Transport, consumer?: { readonly status
 }
 
 /**
- * The status of one group (a record): `pending`, `sending`, `retrying` (with `nextTryAt` and
- * `lastError`), `held` (with the dead letter and its reason), `blocked`, `paused`, `dead` or
- * `delivered` — never `delivered` while a dead letter of the group remains. Null until the first
- * read. The same object until the group's status changes.
+ * The status of one group (a record): `pending` (with its coalescing `window` while it is being
+ * edited), `sending`, `retrying` (with `nextTryAt` and `lastError`), `held` (with the dead letter
+ * and its reason), `blocked` (with the seqs it waits for), `paused`, `dead` or `delivered` —
+ * never `delivered` while a dead letter of the group remains, or while a hold remains after its
+ * last message. Read with `inspectGroup()` (see {@link sharedGroupWatch}), so it costs what the
+ * group holds, not the whole queue. Null until the first read. The same object until the
+ * group's status changes.
  * @throws TypeError if `transport` is not a leasehold Transport or `groupId` not a string.
  */
 export function useGroupStatus(transport: Transport, groupId: string): GroupStatus | null {
   if (typeof groupId !== 'string') throw new TypeError('groupId must be a string');
-  // A snapshot changes with any group; the previous object is kept while this group's reads the
-  // same (a status is a few plain fields), so a list of records re-renders only the one that moved.
-  const last = useRef<{ status: GroupStatus | null; text: string } | null>(null);
-  return useWatch(transport, true, (state) => {
-    const status = state?.snapshot ? groupStatus(state.snapshot, groupId) : null;
-    const text = JSON.stringify(status);
-    if (last.current?.text !== text) last.current = { status, text };
-    return last.current.status;
-  });
+  const watch = sharedGroupWatch(transport, groupId);
+  // groupStatusOf gives one object per read, and the watch keeps its read until the group changes.
+  return useSyncExternalStore(watch.subscribe, () => watch.getSnapshot()?.status ?? null);
+}
+
+/**
+ * The shared watch of one group of `transport` ({@link watchGroup}, polling every second while
+ * shown, as the snapshot watch does): what {@link useGroupStatus} reads. Kept for the
+ * transport's life, idle while nothing shows the group.
+ * @throws TypeError if `transport` is not a leasehold Transport or `groupId` not a non-empty string.
+ */
+export function sharedGroupWatch<E>(transport: Transport<E>, groupId: string): GroupWatch<E> {
+  if (typeof transport !== 'object' || transport === null) throw new TypeError('transport must be a leasehold Transport');
+  let entry = watches.get(transport);
+  if (!entry) watches.set(transport, (entry = {}));
+  const groups = (entry.groups ??= new Map());
+  let watch = groups.get(groupId);
+  // watchGroup checks the transport and the id, and throws naming them.
+  if (!watch) groups.set(groupId, (watch = watchGroup(transport as Transport<unknown>, groupId, { pollMs: 1_000 })));
+  return watch as GroupWatch<E>;
 }
 
 /**
@@ -144,4 +158,5 @@ function refreshAll(transport: object): void {
   const entry = watches.get(transport);
   entry?.counts?.refresh();
   entry?.full?.refresh();
+  for (const watch of entry?.groups?.values() ?? []) watch.refresh();
 }

@@ -56,6 +56,7 @@ export const TRANSPORT_METHODS = {
   stats: read,
   cancel: write,
   inspect: read,
+  inspectGroup: read,
   deadLetters: read,
   redrive: write,
   discard: write,

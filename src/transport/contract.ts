@@ -379,6 +379,21 @@ export interface MessageSnapshot<E = unknown> {
    * message, a `RetryLaterError`'s), or null: what went wrong on the way to an attempt still to come.
    */
   lastError: string | null;
+  /**
+   * The seqs its `after` still waits for (messages queued or dead letters), ascending; [] when
+   * it waits for none. Reported whatever its state: a held or paused message may wait too.
+   */
+  waitsFor: number[];
+  /** Its coalescing window ({@link PublishOptions.debounceMs}) while the window runs at `now`; else null. */
+  window: MessageWindow | null;
+}
+
+/** A message's running coalescing window, in a {@link MessageSnapshot}. */
+export interface MessageWindow {
+  /** When the window ends (inclusive, as a park's end): each publish of the key with `debounceMs` moves it on, up to `latestEndAt`. */
+  endsAt: number;
+  /** The latest it can end: the first windowed publish's time + `maxWaitMs`; null when no `maxWaitMs` bounds it. */
+  latestEndAt: number | null;
 }
 
 /** One group in a {@link TransportSnapshot}. */
@@ -414,6 +429,20 @@ export interface DeadLetter<E = unknown> {
   reason: string | null;
   /** When it was moved to the dead letters. */
   deadAt: number;
+}
+
+/** One group (a record) at one instant, from {@link Transport.inspectGroup}. */
+export interface GroupInspection<E = unknown> {
+  /** The group read. */
+  groupId: string;
+  /** The clock reading the states were computed at. */
+  now: number;
+  /** Whether the whole queue is paused. */
+  queuePaused: boolean;
+  /** The group as `inspect()` would list it; null when the queue holds no message of it and no hold. */
+  group: GroupSnapshot<E> | null;
+  /** The group's dead letters (the one holding it included), in the order they died. */
+  deadLetters: DeadLetter<E>[];
 }
 
 /** What the queue holds at one instant: for operators, tests and the demo. */
@@ -572,6 +601,14 @@ export interface Transport<E = unknown> {
 
   /** Everything the queue holds, with each message's state at the current time. */
   inspect(): Promise<TransportSnapshot<E>>;
+
+  /**
+   * One group's part of {@link inspect}, read in one transaction: its messages (each with what
+   * it waits for and its coalescing window), its hold, its dead letters, and the queue's pause.
+   * Costs what the group holds, not what the queue holds: what a page asks for one record.
+   * @throws TypeError / RangeError for a `groupId` that is not a valid id.
+   */
+  inspectGroup(groupId: string): Promise<GroupInspection<E>>;
 
   /** The dead letters, in the order they were moved there. */
   deadLetters(): Promise<DeadLetter<E>[]>;

@@ -44,6 +44,7 @@ import type {
   ClaimOptions,
   DeadLetter,
   DeadLetterPolicy,
+  GroupInspection,
   Lease,
   PublishItem,
   PublishOptions,
@@ -56,7 +57,7 @@ import type {
 } from './contract.js';
 import { bury, deadLetters, discard, redrive } from './memory/dead.js';
 import { type Group, MemoryQueue, type Message } from './memory/queue.js';
-import { inspectOf, statsOf } from './memory/snapshot.js';
+import { inspectGroupOf, inspectOf, statsOf } from './memory/snapshot.js';
 
 /**
  * The in-memory transport. Keeps each event object itself (a claim returns the very object that
@@ -297,19 +298,11 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   async cancel(seq: number): Promise<boolean> {
     checkSeq(seq);
     this.#ensureOpen();
-    const found = this.#find(seq);
+    const found = this.#queue.find(seq);
     if (!found) return false;
     if (this.#leased(found.group, found.index)) throw leased(seq);
     this.#cancelAt(found.group, found.index);
     return true;
-  }
-
-  /** Where queued message `seq` is, by a scan (cancelling is rare: no index by seq, one Map entry less per message). */
-  #find(seq: number): { group: Group<E>; index: number } | undefined {
-    for (const group of this.#queue.groups.values()) {
-      for (let i = group.head; i < group.fifo.length; i++) if (group.fifo[i]!.seq === seq) return { group, index: i };
-    }
-    return undefined;
   }
 
   /** Whether the message at `index` of `group` is under a live lease (only a head ever is). */
@@ -340,6 +333,12 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     return inspectOf(this.#queue, readClock(this.#clock));
   }
 
+  async inspectGroup(groupId: string): Promise<GroupInspection<E>> {
+    checkId('groupId', groupId);
+    this.#ensureOpen();
+    return inspectGroupOf(this.#queue, groupId, readClock(this.#clock));
+  }
+
   async deadLetters(): Promise<DeadLetter<E>[]> {
     this.#ensureOpen();
     return deadLetters(this.#queue);
@@ -361,7 +360,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
       return { seqs: [seq], groups: [letter!.groupId] };
     }
     if (letter) return this.#remove([[letter.groupId, seq + 1]], seq, letter.groupId, true);
-    const found = this.#find(seq);
+    const found = this.#queue.find(seq);
     if (!found) throw new LeaseholdError('NOT_FOUND', `message ${seq} is neither a dead letter nor queued`);
     return this.#remove([[found.group.id, seq]], null, found.group.id, true);
   }

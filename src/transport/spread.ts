@@ -32,6 +32,7 @@ import type {
   ClaimManyOptions,
   ClaimOptions,
   DeadLetter,
+  GroupInspection,
   Lease,
   PublishItem,
   PublishOptions,
@@ -202,10 +203,22 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
       // Paused if any part is: a pause() that reached only some parts must not read as running.
       const merged: TransportSnapshot<E> = { now: Math.max(...snapshots.map((s) => s.now)), paused: snapshots.some((s) => s.paused), groups: [], deadLetters: [] };
       snapshots.forEach((snapshot, index) => {
-        for (const group of snapshot.groups) merged.groups.push({ ...group, heldBy: group.heldBy === null ? null : toGlobal(group.heldBy, index), messages: group.messages.map((m) => ({ ...m, seq: toGlobal(m.seq, index) })) });
+        for (const group of snapshot.groups) merged.groups.push({ ...group, heldBy: group.heldBy === null ? null : toGlobal(group.heldBy, index), messages: group.messages.map((m) => ({ ...m, seq: toGlobal(m.seq, index), waitsFor: m.waitsFor.map((seq) => toGlobal(seq, index)) })) });
         for (const letter of snapshot.deadLetters) merged.deadLetters.push({ ...letter, seq: toGlobal(letter.seq, index) });
       });
       return merged;
+    },
+    // A group, its messages, what they wait for and its dead letters all live in its part.
+    async inspectGroup(groupId: string) {
+      checkId('groupId', groupId);
+      const index = indexOf(groupId);
+      const { group, deadLetters, ...rest }: GroupInspection<E> = await parts[index]!.inspectGroup(groupId);
+      const global = (seq: number): number => toGlobal(seq, index);
+      return {
+        ...rest,
+        group: group && { ...group, heldBy: group.heldBy === null ? null : global(group.heldBy), messages: group.messages.map((m) => ({ ...m, seq: global(m.seq), waitsFor: m.waitsFor.map(global) })) },
+        deadLetters: deadLetters.map((letter) => ({ ...letter, seq: global(letter.seq) })),
+      };
     },
     async deadLetters() {
       const lists: DeadLetter<E>[][] = await Promise.all(parts.map((part) => part.deadLetters()));

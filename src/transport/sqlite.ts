@@ -49,7 +49,7 @@ import {
   checkQueuePolicy,
 } from './shared.js';
 import { Listeners } from './notifier.js';
-import { deadLetterOf, type DeadRow, readSnapshot, readStats } from './sqlite/snapshot.js';
+import { deadLetterOf, type DeadRow, readGroup, readSnapshot, readStats } from './sqlite/snapshot.js';
 import { changed, inTransaction, type Operation, operation, type OperationsOf, type Outcome, outsideTransaction, unchanged } from '../sqlite/operation.js';
 import type {
   AckAndClaimManyResult,
@@ -59,6 +59,7 @@ import type {
   ClaimOptions,
   DeadLetter,
   DeadLetterPolicy,
+  GroupInspection,
   Lease,
   PublishItem,
   PublishOptions,
@@ -205,6 +206,10 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
 
   async inspect(): Promise<TransportSnapshot<E>> {
     return this.#run(this.#operations.inspect());
+  }
+
+  async inspectGroup(groupId: string): Promise<GroupInspection<E>> {
+    return this.#run(this.#operations.inspectGroup(groupId));
   }
 
   async deadLetters(): Promise<DeadLetter<E>[]> {
@@ -367,6 +372,10 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
       });
     },
     inspect: () => inTransaction((clock) => unchanged(readSnapshot<E>(this.#sql, this.#queue, clock()))),
+    inspectGroup: (groupId) => {
+      checkId('groupId', groupId);
+      return inTransaction((clock) => unchanged(readGroup<E>(this.#sql, this.#queue, groupId, clock())));
+    },
     deadLetters: () => outsideTransaction(() => unchanged(this.#sql.deadLetters.all<DeadRow>(this.#queue).map(deadLetterOf<E>))),
     redrive: (seq) => {
       checkSeq(seq);

@@ -8,7 +8,7 @@
  * gives the same object (what `useSyncExternalStore` needs).
  */
 import type { ConsumerStatus } from '../consume/types.js';
-import type { GroupSnapshot, TransportSnapshot } from '../transport/contract.js';
+import type { DeadLetter, GroupInspection, GroupSnapshot, MessageWindow, TransportSnapshot } from '../transport/contract.js';
 
 /**
  * What one group is waiting for (the state of its head message, in a page's words):
@@ -64,6 +64,17 @@ export interface GroupStatus {
   readonly lastError: string | null;
   /** `held`: the dead letter holding it; null otherwise. */
   readonly heldBy: HeldBy | null;
+  /**
+   * `blocked`: the seqs its head waits for through `after` (queued messages, or dead letters,
+   * which block until redriven or discarded), ascending; [] otherwise.
+   */
+  readonly blockedBy: readonly number[];
+  /**
+   * The head's running coalescing window (`debounceMs`): the record is still being edited and
+   * its change waits until `endsAt` (never past `latestEndAt`); its state reads `pending`. Null
+   * when none runs.
+   */
+  readonly window: MessageWindow | null;
 }
 
 /**
@@ -118,10 +129,10 @@ export interface SyncStatus {
 /** A status per snapshot: the same snapshot gives the same object, and reads nothing again. */
 const computed = new WeakMap<TransportSnapshot<unknown>, { status: QueueStatus; byGroup: Map<string, GroupStatus> }>();
 
-function statusOf(group: GroupSnapshot<unknown>, snapshot: TransportSnapshot<unknown>): GroupStatus {
+function statusOf(group: GroupSnapshot<unknown>, allDeadLetters: readonly DeadLetter<unknown>[]): GroupStatus {
   const { groupId, messages } = group;
-  const deadLetters = snapshot.deadLetters.filter((letter) => letter.groupId === groupId);
-  const base = { groupId, queued: messages.length, deadLetters: deadLetters.length, nextTryAt: null, lastError: null, heldBy: null };
+  const deadLetters = allDeadLetters.filter((letter) => letter.groupId === groupId);
+  const base = { groupId, queued: messages.length, deadLetters: deadLetters.length, nextTryAt: null, lastError: null, heldBy: null, blockedBy: NONE, window: null };
   if (group.heldBy !== null) {
     const reason = deadLetters.find((letter) => letter.seq === group.heldBy)?.reason ?? null;
     return Object.freeze({ ...base, state: 'held', heldBy: Object.freeze({ groupId, seq: group.heldBy, reason }) });
@@ -129,6 +140,8 @@ function statusOf(group: GroupSnapshot<unknown>, snapshot: TransportSnapshot<unk
   const head = messages[0];
   if (!head) return Object.freeze({ ...base, state: deadLetters.length > 0 ? 'dead' : 'delivered' });
   const lastError = head.lastError;
+  // Older snapshots (a remote host of an earlier leasehold) carry neither field.
+  const window = head.window ? Object.freeze({ ...head.window }) : null;
   switch (head.state) {
     case 'leased':
       return Object.freeze({ ...base, state: 'sending', lastError });
@@ -136,11 +149,12 @@ function statusOf(group: GroupSnapshot<unknown>, snapshot: TransportSnapshot<unk
     case 'delayed':
       // Waiting its time after a try that gave a reason: a retry (a release of a first delivery
       // reads as a delay, having spent no attempt). Without one it is a hold for its own sake
-      // (`delayMs`, a suspended execution), not a retry.
-      return Object.freeze({ ...base, state: lastError === null ? 'pending' : 'retrying', nextTryAt: head.expiresAt! + 1, lastError });
-    case 'paused':
+      // (`delayMs`, a coalescing window, a suspended execution), not a retry.
+      return Object.freeze({ ...base, state: lastError === null ? 'pending' : 'retrying', nextTryAt: head.expiresAt! + 1, lastError, window });
     case 'blocked':
-      return Object.freeze({ ...base, state: head.state, lastError });
+      return Object.freeze({ ...base, state: 'blocked', lastError, blockedBy: Object.freeze([...(head.waitsFor ?? [])]), window });
+    case 'paused':
+      return Object.freeze({ ...base, state: 'paused', lastError, window });
     case 'held':
       // A hold always names its dead letter (heldBy, above); kept for a snapshot that does not.
       return Object.freeze({ ...base, state: 'held', lastError });
@@ -150,6 +164,8 @@ function statusOf(group: GroupSnapshot<unknown>, snapshot: TransportSnapshot<unk
   }
 }
 
+const NONE: readonly number[] = Object.freeze([]);
+
 function compute<E>(snapshot: TransportSnapshot<E>): { status: QueueStatus; byGroup: Map<string, GroupStatus> } {
   const counts = { pending: 0, sending: 0, retrying: 0, held: 0, blocked: 0, paused: 0, dead: 0 };
   const byGroup = new Map<string, GroupStatus>();
@@ -157,7 +173,7 @@ function compute<E>(snapshot: TransportSnapshot<E>): { status: QueueStatus; byGr
   let queued = 0;
   let due: GroupStatus | null = null;
   for (const group of snapshot.groups as GroupSnapshot<unknown>[]) {
-    const status = statusOf(group, snapshot as TransportSnapshot<unknown>);
+    const status = statusOf(group, snapshot.deadLetters as DeadLetter<unknown>[]);
     byGroup.set(group.groupId, status);
     queued += status.queued;
     if (status.state !== 'delivered') counts[status.state] += 1;
@@ -167,7 +183,7 @@ function compute<E>(snapshot: TransportSnapshot<E>): { status: QueueStatus; byGr
   // Groups whose dead letters outlived their messages (no hold): not delivered.
   for (const letter of snapshot.deadLetters) {
     if (byGroup.has(letter.groupId)) continue;
-    const status = statusOf({ groupId: letter.groupId, priority: letter.priority, claimOrder: 0, inFlight: false, heldBy: null, paused: false, messages: [] }, snapshot as TransportSnapshot<unknown>);
+    const status = statusOf({ groupId: letter.groupId, priority: letter.priority, claimOrder: 0, inFlight: false, heldBy: null, paused: false, messages: [] }, snapshot.deadLetters as DeadLetter<unknown>[]);
     byGroup.set(letter.groupId, status);
     counts.dead += 1;
   }
@@ -231,7 +247,35 @@ export function groupStatus<E>(snapshot: TransportSnapshot<E>, groupId: string):
   if (typeof groupId !== 'string') throw new TypeError('groupId must be a string');
   const { byGroup } = entry(snapshot);
   let found = byGroup.get(groupId);
-  if (!found) byGroup.set(groupId, (found = Object.freeze({ groupId, state: 'delivered', queued: 0, deadLetters: 0, nextTryAt: null, lastError: null, heldBy: null })));
+  if (!found) byGroup.set(groupId, (found = delivered(groupId)));
+  return found;
+}
+
+function delivered(groupId: string): GroupStatus {
+  return Object.freeze({ groupId, state: 'delivered', queued: 0, deadLetters: 0, nextTryAt: null, lastError: null, heldBy: null, blockedBy: NONE, window: null });
+}
+
+/** A status per inspection, as per snapshot. */
+const ofInspection = new WeakMap<GroupInspection<unknown>, GroupStatus>();
+
+/**
+ * The status of one group from its own read, `transport.inspectGroup(groupId)` (a watch made by
+ * {@link watchGroup} keeps one current): the same words and fields as {@link groupStatus} gives
+ * from a whole snapshot, at the cost of what the group holds. Reads nothing; the same
+ * inspection gives the same object.
+ * @throws TypeError if `inspection` is not a GroupInspection.
+ */
+export function groupStatusOf<E>(inspection: GroupInspection<E>): GroupStatus {
+  if (typeof inspection !== 'object' || inspection === null || typeof inspection.groupId !== 'string' || !Array.isArray(inspection.deadLetters) || typeof inspection.group !== 'object') {
+    throw new TypeError('inspection must be a GroupInspection (from inspectGroup())');
+  }
+  const key = inspection as GroupInspection<unknown>;
+  let found = ofInspection.get(key);
+  if (!found) {
+    const { groupId, group, deadLetters } = key;
+    found = statusOf(group ?? { groupId, priority: 0, claimOrder: 0, inFlight: false, heldBy: null, paused: false, messages: [] }, deadLetters);
+    ofInspection.set(key, found);
+  }
   return found;
 }
 

@@ -7,6 +7,7 @@ import { ClosedError, LeaseholdError, LeaseLostError } from '../../src/errors.js
 import { describeOrigin } from './transport-origin.js';
 import { describeOutbox } from './transport-outbox.js';
 import { describeDebounce } from './transport-debounce.js';
+import { describeInspectGroup } from './transport-inspect-group.js';
 import { describeRemoval } from './transport-remove.js';
 import { describeQueueApi } from './transport-queue.js';
 import { type ChangeNotifier, isChangeNotifier, type Lease, type Transport, type TransportOptions, type TransportSnapshot } from '../../src/transport/contract.js';
@@ -93,6 +94,7 @@ export function describeTransport(name: string, caps: TransportCaps, make: Trans
     describeQueueApi(caps, { h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
     describeOutbox(caps, { h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
     describeDebounce(caps, { h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
+    describeInspectGroup(caps, { h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
     describeRemoval(caps, { h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
     describeOrigin(caps, { h: () => h, t: () => t, open, tick });
 

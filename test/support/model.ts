@@ -347,17 +347,24 @@ export class TransportModel {
       messages: this.messages
         .filter((m) => m.groupId === groupId)
         .map((m) => {
-          if (this.holds.has(groupId)) return { seq: m.seq, event: m.event, state: 'held', attempt: 0, holder: null, expiresAt: null, key: m.key, lastError: m.lastError };
+          // What every state carries: what it waits for, and its window while that runs.
+          const more = {
+            key: m.key,
+            lastError: m.lastError,
+            waitsFor: [...m.waits].sort((a, b) => a - b),
+            window: m.deadline !== undefined && m.notBefore !== null && m.notBefore >= now ? { endsAt: m.notBefore, latestEndAt: m.deadline === Infinity ? null : m.deadline } : null,
+          };
+          if (this.holds.has(groupId)) return { seq: m.seq, event: m.event, state: 'held', attempt: 0, holder: null, expiresAt: null, ...more };
           const paused = this.pausedQueue || this.pausedNames.has(groupId);
-          if (paused && !(m.holder !== null && m.expiry! >= now)) return { seq: m.seq, event: m.event, state: 'paused', attempt: m.attempt, holder: null, expiresAt: null, key: m.key, lastError: m.lastError };
-          if (m.waits.size > 0) return { seq: m.seq, event: m.event, state: 'blocked', attempt: m.attempt, holder: null, expiresAt: null, key: m.key, lastError: m.lastError };
+          if (paused && !(m.holder !== null && m.expiry! >= now)) return { seq: m.seq, event: m.event, state: 'paused', attempt: m.attempt, holder: null, expiresAt: null, ...more };
+          if (m.waits.size > 0) return { seq: m.seq, event: m.event, state: 'blocked', attempt: m.attempt, holder: null, expiresAt: null, ...more };
           if (m.expiry === null) {
             const delayed = m.notBefore !== null && m.notBefore >= now;
-            return { seq: m.seq, event: m.event, state: delayed ? 'delayed' : 'ready', attempt: m.attempt, holder: m.holder, expiresAt: delayed ? m.notBefore : null, key: m.key, lastError: m.lastError };
+            return { seq: m.seq, event: m.event, state: delayed ? 'delayed' : 'ready', attempt: m.attempt, holder: m.holder, expiresAt: delayed ? m.notBefore : null, ...more };
           }
           // A hold on a head with no delivery counted (a release of its first) reads as a delay.
           const state = m.holder !== null ? (m.expiry >= now ? 'leased' : 'expired') : m.expiry >= now ? (m.attempt === 0 ? 'delayed' : 'parked') : 'ready';
-          return { seq: m.seq, event: m.event, state, attempt: m.attempt, holder: m.holder, expiresAt: state === 'ready' ? null : m.expiry, key: m.key, lastError: m.lastError };
+          return { seq: m.seq, event: m.event, state, attempt: m.attempt, holder: m.holder, expiresAt: state === 'ready' ? null : m.expiry, ...more };
         }),
     }));
   }

@@ -176,7 +176,13 @@ export const TRANSPORT_STATEMENTS = {
     `min(CASE WHEN locked_until >= ? AND locked_until < ${BLOCKED} AND paused IS NULL THEN locked_until END) AS next ` +
     'FROM lh_groups WHERE queue_id = ?',
   groups: 'SELECT group_id, priority, claim_order, head_attempt, holder, locked_until, held_seq, paused FROM lh_groups WHERE queue_id = ? ORDER BY claim_order, first_seq',
-  messages: 'SELECT group_id, seq, event, key, not_before, last_error FROM lh_messages WHERE queue_id = ? ORDER BY seq',
+  messages: 'SELECT group_id, seq, event, key, not_before, delay_until, debounce_deadline, last_error FROM lh_messages WHERE queue_id = ? ORDER BY seq',
+  waits: 'SELECT seq, on_seq FROM lh_waits WHERE queue_id = ? ORDER BY on_seq',
+  // One group's (inspectGroup): (queue, group) each.
+  group: 'SELECT group_id, priority, claim_order, head_attempt, holder, locked_until, held_seq, paused FROM lh_groups WHERE queue_id = ? AND group_id = ?',
+  groupMessages: 'SELECT group_id, seq, event, key, not_before, delay_until, debounce_deadline, last_error FROM lh_messages WHERE queue_id = ? AND group_id = ? ORDER BY seq',
+  groupWaits: 'SELECT seq, on_seq FROM lh_waits WHERE queue_id = ? AND group_id = ? ORDER BY on_seq',
+  groupDeadLetters: 'SELECT seq, group_id, priority, event, attempt, dead_at, reason FROM lh_dead_letters WHERE queue_id = ? AND group_id = ? ORDER BY id',
   // No index by seq alone: it would cost a written page on every publish and ack, and
   // cancelling is rare, so finding a message by seq scans the queue's messages.
   findSeq:

@@ -41,6 +41,21 @@ export class AfterWaits<M extends Waiter> {
     return (this.#waiters.get(seq) ?? []).filter((message) => !message.gone);
   }
 
+  /** For each message that still waits, the seqs it waits for, ascending. */
+  named(): Map<M, number[]> {
+    const byWaiter = new Map<M, number[]>();
+    for (const [seq, waiting] of this.#waiters) {
+      for (const message of waiting) {
+        if (message.gone) continue;
+        const seqs = byWaiter.get(message);
+        if (seqs) seqs.push(seq);
+        else byWaiter.set(message, [seq]);
+      }
+    }
+    for (const seqs of byWaiter.values()) seqs.sort((a, b) => a - b);
+    return byWaiter;
+  }
+
   /** What waited for `from` waits for `to` instead (a redriven dead letter's new seq). */
   move(from: number, to: number): void {
     const waiting = this.#waiters.get(from);
