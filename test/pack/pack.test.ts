@@ -93,7 +93,8 @@ describe('the README and docs/, against the installed package', () => {
 
   it('the Install section gives the commands these scratch apps were installed with', () => {
     expect(readmeInstallCommands()).toEqual([
-      ['leasehold', `@sqlite.org/sqlite-wasm@${SQLITE_WASM_VERSION}`], // the "app" app (plus vite and better-sqlite3, linked)
+      ['leasehold'], // the "app" app: leasehold and sqlite-wasm (plus vite and better-sqlite3, linked)
+      ['--save-exact', `@sqlite.org/sqlite-wasm@${SQLITE_WASM_VERSION}`], // the peer is that one release
       ['--save-dev', 'vite'],
       ['leasehold', 'better-sqlite3@12'], // linked from this repository: 12.x, checked below
       ['leasehold', 'pg@8'], // linked too, as is PGlite
