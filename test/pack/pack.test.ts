@@ -13,7 +13,8 @@ import { repoRoot } from '../../scripts/pack.mjs';
 import { chromium } from 'playwright';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { chromiumArgs, findChromium } from '../../scripts/chromium.mjs';
-import { readmeInstallCommands, readmeTsBlocks, typecheckReadme } from './readme.ts';
+import { deadLinks } from './links.ts';
+import { documentedPages, readmeInstallCommands, readmeTsBlocks, typecheckReadme } from './readme.ts';
 import { createApp, lastJson, node, SQLITE_WASM_VERSION } from './scratch.ts';
 
 let scratch = '';
@@ -36,10 +37,12 @@ beforeAll(async () => {
 }, 300_000);
 
 describe('the tarball', () => {
-  it('holds dist/ (JavaScript, declarations, both kinds of map), the worker, src/, the offline-outbox example, README, LICENSE and nothing else', () => {
-    // The example ships so that docs/offline-first.md can send users to it (test/pack/offline-outbox.test.ts runs the copy).
-    const outside = files.filter((f) => !f.startsWith('dist/') && !f.startsWith('src/') && !f.startsWith('examples/offline-outbox/'));
-    expect(outside.sort()).toEqual(['LICENSE', 'README.md', 'package.json']);
+  it('holds dist/ (JavaScript, declarations, both kinds of map), the worker, src/, docs/, schema/, the offline-outbox example, README, LICENSE, CHANGELOG, ARCHITECTURE, CONTRIBUTING and nothing else', () => {
+    // The example ships so that docs/offline-first.md can send users to it (test/pack/offline-outbox.test.ts runs the copy);
+    // docs/, schema/ and the top-level pages so that every link of the README and docs/ resolves in node_modules.
+    const outside = files.filter((f) => !/^(dist|src|docs|schema|examples\/offline-outbox)\//.test(f));
+    expect(outside.sort()).toEqual(['ARCHITECTURE.md', 'CHANGELOG.md', 'CONTRIBUTING.md', 'LICENSE', 'README.md', 'package.json']);
+    expect(files).toEqual(expect.arrayContaining(documentedPages()));
     for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/index.d.ts.map', 'dist/index.js.map', 'dist/browser/host.worker.js', 'dist/vite/index.js', 'dist/require.cjs', 'src/index.ts']) {
       expect(files).toContain(f);
     }
@@ -51,7 +54,7 @@ describe('the tarball', () => {
       const map = JSON.parse(readFileSync(join(installed, `${f}.map`), 'utf8')) as { sources: string[] };
       for (const source of map.sources) expect(existsSync(normalize(join(installed, f, '..', source)))).toBe(true);
     }
-    expect(files.some((f) => /^(test|bench|demo|e2e|scripts|docs)\//.test(f))).toBe(false);
+    expect(files.some((f) => /^(test|bench|demo|e2e|scripts)\/|\/node_modules\//.test(f))).toBe(false);
   });
 
   it('is a publishable MIT package: not private, with the licence text', () => {
@@ -66,6 +69,13 @@ describe('the tarball', () => {
 });
 
 describe('the README and docs/, against the installed package', () => {
+  it('every relative link of README.md and docs/*.md, as installed, leads to a file the package holds (and a heading, for an anchor)', () => {
+    const installed = join(app, 'node_modules/leasehold');
+    const pages = files.filter((f) => f === 'README.md' || /^docs\/[^/]+\.md$/.test(f));
+    expect(pages.length).toBeGreaterThanOrEqual(15);
+    expect(deadLinks(pages, files, (path) => readFileSync(join(installed, path), 'utf8'))).toEqual([]);
+  });
+
   it('every ```ts block compiles against the package\'s declarations (strict, module nodenext)', async () => {
     const result = await typecheckReadme(app);
     // README's quick starts alone are 5; the docs' pages (browser, node-sqlite, postgres, cloudflare, …) hold more.
@@ -93,7 +103,8 @@ describe('the README and docs/, against the installed package', () => {
 
   it('the Install section gives the commands these scratch apps were installed with', () => {
     expect(readmeInstallCommands()).toEqual([
-      ['leasehold', `@sqlite.org/sqlite-wasm@${SQLITE_WASM_VERSION}`], // the "app" app (plus vite and better-sqlite3, linked)
+      ['leasehold'], // the "app" app: leasehold and sqlite-wasm (plus vite and better-sqlite3, linked)
+      ['--save-exact', `@sqlite.org/sqlite-wasm@${SQLITE_WASM_VERSION}`], // the peer is that one release
       ['--save-dev', 'vite'],
       ['leasehold', 'better-sqlite3@12'], // linked from this repository: 12.x, checked below
       ['leasehold', 'pg@8'], // linked too, as is PGlite
