@@ -115,25 +115,20 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
 
   /** `now` is the clock's reading when {@link #waits} says so, else unread (0). */
   #publish(groupId: string, event: E, args: PublishArgs, now: number): number {
-    const { priority, key, onDuplicate, after, afterGroups, delayMs, debounceMs, maxWaitMs } = args;
+    const { key, onDuplicate, after, afterGroups, debounceMs, maxWaitMs } = args;
     const queue = this.#queue;
-    let waitsFor = after.length === 0 ? [] : queue.stillQueued(after);
+    let waitsFor: readonly number[] = after.length === 0 ? after : queue.stillQueued(after);
     if (afterGroups.length > 0) waitsFor = [...new Set([...waitsFor, ...queue.heldIn(afterGroups)])];
     const group = key === null ? undefined : queue.groups.get(groupId);
     const existing = group?.keys.get(key!);
-    const append = (): number => {
-      const wait = Math.max(delayMs, debounceMs);
-      const deadline = debounceMs > 0 ? rearm(debounceMs, maxWaitMs, null, now).deadline : null;
-      return queue.append(groupId, event, priority, key, wait > 0 ? now + wait : null, waitsFor, undefined, deadline);
-    };
-    if (!existing) return append();
+    if (!existing) return this.#append(groupId, event, args, waitsFor, now);
     if (existing.holder !== null) {
       if (existing.expiry! >= readClock(this.#clock)) {
         if (onDuplicate === 'skip') return existing.seq;
         // Under a live lease, maybe on the wire already: the new event goes behind it, with the key.
         existing.key = null;
         group!.keys.delete(key!);
-        return append();
+        return this.#append(groupId, event, args, waitsFor, now);
       }
       if (onDuplicate === 'skip') return existing.seq;
       // The lease ran out: the late holder worked on the old event, so its ack must not count.
@@ -152,6 +147,13 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     }
     if (onDuplicate !== 'skip' || debounceMs > 0) queue.listeners.notify();
     return existing.seq;
+  }
+
+  /** Appends a new message (no queued one of its key, or that one is under a live lease). */
+  #append(groupId: string, event: E, { priority, key, delayMs, debounceMs, maxWaitMs }: PublishArgs, waitsFor: readonly number[], now: number): number {
+    const wait = Math.max(delayMs, debounceMs);
+    const deadline = debounceMs > 0 ? rearm(debounceMs, maxWaitMs, null, now).deadline : null;
+    return this.#queue.append(groupId, event, priority, key, wait > 0 ? now + wait : null, waitsFor, undefined, deadline);
   }
 
   async claim(workerId: string, visibilityMs: number, options?: ClaimOptions): Promise<Lease<E> | null> {

@@ -22,9 +22,9 @@ export interface PublishArgs {
   delayMs: number;
   onDuplicate: DuplicatePolicy;
   /** The seqs it waits for (`options.after`), without repeats; empty when none. */
-  after: number[];
+  after: readonly number[];
   /** The groups it waits for (`options.after` entries `{ group }`), without repeats: resolved by the backend at publish. */
-  afterGroups: string[];
+  afterGroups: readonly string[];
   /** The coalescing window (`options.debounceMs`); 0: none. */
   debounceMs: number;
   /** The window's bound (`options.maxWaitMs`); null: none. */
@@ -51,10 +51,14 @@ export function checkPublish(groupId: unknown, options: PublishOptions | undefin
   if (onDuplicate !== 'skip' && key === undefined) {
     throw new TypeError(`${at}options.onDuplicate ${JSON.stringify(onDuplicate)} needs options.key: it says what to do with the queued message of the same key`);
   }
-  const { debounceMs, maxWaitMs } = checkWindow(at, options, key);
-  const { seqs: after, groups: afterGroups } = checkAfter(`${at}options.after`, options?.after);
+  // A publish with neither option builds nothing for them: this runs on every publish.
+  const { debounceMs, maxWaitMs } = options?.debounceMs === undefined && options?.maxWaitMs === undefined ? NO_WINDOW : checkWindow(at, options, key);
+  const { seqs: after, groups: afterGroups } = options?.after === undefined ? NO_AFTER : checkAfter(`${at}options.after`, options.after);
   return { priority, key: key ?? null, delayMs, onDuplicate: onDuplicate as DuplicatePolicy, after, afterGroups, debounceMs, maxWaitMs };
 }
+
+const NO_WINDOW = Object.freeze({ debounceMs: 0, maxWaitMs: null });
+const NO_AFTER: { seqs: readonly number[]; groups: readonly string[] } = Object.freeze({ seqs: Object.freeze([]), groups: Object.freeze([]) });
 
 /** `options.debounceMs` and `options.maxWaitMs`: a window needs a key (it is the key's message that waits), a bound needs a window. */
 function checkWindow(at: string, options: PublishOptions | undefined, key: string | undefined): { debounceMs: number; maxWaitMs: number | null } {
@@ -88,8 +92,7 @@ export function rearm(debounceMs: number, maxWaitMs: number | null, deadline: nu
  * `options.after`: a seq, a group (`{ group }`), or an array of at most {@link MAX_AFTER} of
  * them, as lists without repeats.
  */
-function checkAfter(name: string, after: unknown): { seqs: number[]; groups: string[] } {
-  if (after === undefined) return { seqs: [], groups: [] };
+function checkAfter(name: string, after: unknown): { seqs: readonly number[]; groups: readonly string[] } {
   const one = typeof after === 'number' || (typeof after === 'object' && after !== null && !Array.isArray(after));
   if (!one && !Array.isArray(after)) throw new TypeError(`${name} must be a seq, { group }, or an array of them, got ${after === null ? 'null' : typeof after}`);
   const entries = one ? [after] : (after as unknown[]);
