@@ -3,7 +3,7 @@ import { ManualClock } from '../src/clock.js';
 import { consume } from '../src/consume/consume.js';
 import { retryDelay } from '../src/worker/options.js';
 import type { ConsumeOptions, HandlerContext } from '../src/consume/types.js';
-import { LeaseLostError } from '../src/errors.js';
+import { LeaseLostError, StorageError } from '../src/errors.js';
 import { InMemoryTransport } from '../src/transport/memory.js';
 import { describeConsume, until } from './conformance/consume.js';
 import { transportBackends } from './support/backends.js';
@@ -158,5 +158,118 @@ describe('the reason a failure leaves', () => {
     clock.advance(3_600_000); // past its park
     expect(await t.claim('w', 1000)).toBeNull();
     expect(await t.deadLetters()).toMatchObject([{ attempt: 1, reason: 'bad \uFFFD text' }]);
+  });
+});
+
+describe('a settle that fails on a fault that may pass', () => {
+  /** `inner` whose settling calls fail with STORAGE_UNAVAILABLE while `down` (a database restarting). */
+  function outage<E>(inner: InMemoryTransport<E>) {
+    const state = { down: false, refused: 0 };
+    const settling = new Set(['ack', 'ackAndClaim', 'ackMany', 'ackAndClaimMany', 'nack', 'release', 'reject']);
+    const transport = new Proxy(inner, {
+      get(target, key, receiver) {
+        const value: unknown = Reflect.get(target, key, receiver);
+        if (typeof value !== 'function') return value;
+        if (!settling.has(key as string)) return (value as (...a: unknown[]) => unknown).bind(target);
+        return (...args: unknown[]) => {
+          if (!state.down) return (value as (...a: unknown[]) => unknown).apply(target, args);
+          state.refused += 1;
+          return Promise.reject(new StorageError('STORAGE_UNAVAILABLE', 'the database is restarting'));
+        };
+      },
+    });
+    return { transport, state };
+  }
+
+  it.each([1, 4])('is tried again until the database is back: acked once, the group goes on at once (concurrency %i)', async (concurrency) => {
+    const clock = new ManualClock(1000);
+    const scheduler = new ManualScheduler(clock);
+    const inner = new InMemoryTransport<number>({ clock: clock.now });
+    const { transport, state } = outage(inner);
+    for (let n = 1; n <= 4; n++) await inner.publish(`g${n % 2}`, n);
+    const seen: number[] = [];
+    const reports: { phase: string; retryInMs?: number }[] = [];
+    state.down = true;
+    const consumer = consume(transport, (n) => void seen.push(n), { clock: clock.now, scheduler, concurrency, visibilityMs: 30_000, onError: (_e, info) => void reports.push(info) });
+    await until(() => state.refused >= 1, 'a refused ack');
+    // Tried again with back-off, keeping the lease: nothing delivered twice, nothing else claimed.
+    for (let ms = 0; ms < 1_000; ms += 50) await scheduler.advance(50);
+    expect(reports.every((r) => r.phase === 'ack' && r.retryInMs! > 0)).toBe(true);
+    expect(reports.length).toBeGreaterThan(2);
+    expect(consumer.handled).toBe(0);
+    state.down = false;
+    // Back well within the lease (30 s): every message handled once, none waiting for a lease to run out.
+    for (let ms = 0; ms < 5_000 && consumer.handled < 4; ms += 50) await scheduler.advance(50);
+    await until(() => consumer.handled === 4, 'every message acked');
+    expect(seen.sort()).toEqual([1, 2, 3, 4]);
+    expect(clock.now()).toBeLessThan(1000 + 30_000);
+    expect(await inner.stats()).toMatchObject({ queued: 0, leased: 0 });
+    await consumer.stop();
+  });
+
+  it('gives up once the lease may have run out, and the message comes again after it', async () => {
+    const clock = new ManualClock(1000);
+    const scheduler = new ManualScheduler(clock);
+    const inner = new InMemoryTransport<number>({ clock: clock.now });
+    const { transport, state } = outage(inner);
+    await inner.publish('g', 1);
+    let calls = 0;
+    const reports: { retryInMs?: number }[] = [];
+    state.down = true;
+    const consumer = consume(transport, () => void (calls += 1), { clock: clock.now, scheduler, visibilityMs: 1_000, onError: (_e, info) => void reports.push(info) });
+    await until(() => state.refused >= 1, 'a refused ack');
+    for (let ms = 0; ms < 1_000; ms += 50) await scheduler.advance(50);
+    // Tried for the lease's length, back-off doubling and cut to what is left; then given up.
+    expect(reports.map((r) => r.retryInMs)).toEqual([50, 100, 200, 400, 250, undefined]);
+    expect(calls).toBe(1);
+    // Not acked: once its lease runs out the message is delivered again (at least once).
+    for (let ms = 0; ms < 2_000 && calls < 2; ms += 50) await scheduler.advance(50);
+    expect(calls).toBe(2);
+    state.down = false;
+    for (let ms = 0; ms < 2_000 && consumer.handled < 1; ms += 50) await scheduler.advance(50);
+    expect(consumer.handled).toBe(1);
+    await consumer.stop();
+  });
+
+  it('retries a nack too', async () => {
+    const clock = new ManualClock(1000);
+    const scheduler = new ManualScheduler(clock);
+    const inner = new InMemoryTransport<number>({ clock: clock.now });
+    const { transport, state } = outage(inner);
+    await inner.publish('g', 1);
+    state.down = true;
+    const reports: { phase: string; retryInMs?: number }[] = [];
+    const consumer = consume(transport, () => Promise.reject(new Error('handler failed')), { clock: clock.now, scheduler, backoff: { baseMs: 60_000 }, onError: (_e, info) => void reports.push(info) });
+    await until(() => state.refused >= 1, 'a refused nack');
+    await scheduler.advance(100);
+    state.down = false;
+    for (let ms = 0; ms < 2_000 && consumer.failed === 1 && (await inner.inspect()).groups[0]?.messages[0]?.state !== 'parked'; ms += 50) await scheduler.advance(50);
+    expect((await inner.inspect()).groups[0]!.messages[0]).toMatchObject({ state: 'parked', attempt: 1, lastError: 'handler failed' });
+    expect(reports.filter((r) => r.phase === 'nack').every((r) => r.retryInMs! > 0)).toBe(true);
+    await consumer.stop({ graceMs: 0 });
+  });
+
+  it('never tries again an error that will not pass: reported once, the lease left to run out', async () => {
+    const clock = new ManualClock(1000);
+    const scheduler = new ManualScheduler(clock);
+    const inner = new InMemoryTransport<number>({ clock: clock.now });
+    await inner.publish('g', 1);
+    let acks = 0;
+    const broken = new Proxy(inner, {
+      get(target, key, receiver) {
+        if (key === 'ackAndClaim' || key === 'ack') return () => ((acks += 1), Promise.reject(new StorageError('STORAGE_CORRUPT', 'the file is damaged')));
+        const value: unknown = Reflect.get(target, key, receiver);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const reports: { phase: string; retryInMs?: number }[] = [];
+    const consumer = consume(broken, () => {}, { clock: clock.now, scheduler, visibilityMs: 10_000, onError: (_e, info) => void reports.push(info) });
+    await until(() => acks === 1, 'the ack');
+    for (let ms = 0; ms < 1_000; ms += 50) await scheduler.advance(50);
+    expect(acks).toBe(1);
+    expect(reports).toEqual([expect.objectContaining({ phase: 'ack' })]);
+    expect(reports[0]).not.toHaveProperty('retryInMs');
+    expect(consumer.active).toBe(0);
+    await consumer.stop();
   });
 });

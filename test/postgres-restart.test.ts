@@ -1,11 +1,13 @@
 /**
  * A PostgreSQL server that crashes (`pg_ctl stop -m immediate`: no checkpoint, as after a power
  * cut of the server process) and comes back: every acknowledged call survives, calls made while
- * it is down reject with a clear StorageError, and the same objects carry on once it is back.
+ * it is down reject with a clear StorageError, and the same objects carry on once it is back;
+ * consumers whose acks fail while it is down try them again and deliver nothing twice.
  * Runs on a private throwaway server (never the run's shared one, which other files use).
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consume } from '../src/consume/consume.js';
 import { StorageError } from '../src/errors.js';
 import { fromPg } from '../src/postgres/pg.js';
 import { PostgresStore } from '../src/postgres/store.js';
@@ -62,4 +64,51 @@ describe('PostgreSQL server crash and restart', () => {
     for (let lease = await transport.claim('w2', 60_000); lease; lease = await transport.ackAndClaim(lease, 'w2', 60_000)) drained++;
     expect(drained).toBe(19);
   }, 180_000);
+
+  it('consume() tries failed acks again: nothing delivered twice, no group left waiting for its lease', async () => {
+    const pools = [0, 1].map(() => new pg.Pool({ connectionString: server.url, max: 4 }));
+    const publisher = new PostgresTransport(fromPg(pools[0]!), { queue: 'acks-through-a-restart' });
+    const seqs = await publisher.publishMany(Array.from({ length: 40 }, (_, i) => ({ groupId: `g${i % 8}`, event: { i } })));
+    const deliveries = new Map<number, number>();
+    let crashed = false;
+    let release: () => void = () => {};
+    const crash = new Promise<void>((resolve) => (release = resolve));
+    const acksRefused: (number | undefined)[] = [];
+    // Two consumers × 4 slots on their own pools; the first eight handlers finish while the
+    // server is down, so their acks fail. The leases (20 s) outlive the outage: an ack that was
+    // not tried again would leave its group until the lease ran out and deliver it twice.
+    const consumers = pools.map((pool) =>
+      consume(
+        new PostgresTransport(fromPg(pool), { queue: 'acks-through-a-restart' }),
+        async (_event, lease) => {
+          deliveries.set(lease.seq, (deliveries.get(lease.seq) ?? 0) + 1);
+          if (!crashed) await crash;
+        },
+        {
+          concurrency: 4,
+          visibilityMs: 20_000,
+          onError: (error, info) => {
+            if (!(error instanceof StorageError)) throw error;
+            if (info.phase === 'ack') acksRefused.push(info.retryInMs);
+          },
+        },
+      ),
+    );
+    try {
+      while ([...deliveries.values()].length < 8) await new Promise((resolve) => setTimeout(resolve, 20));
+      server.crash();
+      crashed = true;
+      release();
+      while (acksRefused.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      server.start();
+      while (consumers.reduce((n, c) => n + c.handled, 0) < seqs.length) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect([...deliveries.keys()].sort((a, b) => a - b)).toEqual(seqs);
+      expect([...deliveries.values()].filter((n) => n > 1)).toEqual([]);
+      expect(consumers.reduce((n, c) => n + c.lost, 0)).toBe(0);
+      expect(acksRefused.filter((retryInMs) => retryInMs === undefined)).toEqual([]); // every one tried again
+    } finally {
+      await Promise.all(consumers.map((c) => c.stop({ graceMs: 0 })));
+      await Promise.all(pools.map((pool) => pool.end().catch(() => {})));
+    }
+  }, 120_000);
 });

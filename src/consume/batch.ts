@@ -15,17 +15,21 @@ export async function claimUpTo<E>(transport: Transport<E>, workerId: string, vi
 
 /**
  * Acks `leases` in one call and counts what landed and what was lost; every lost lease and a
- * failed call are reported (after a failed call nothing was acked: the messages come back when
- * their leases run out).
+ * failed call are reported (after a failed call nothing was acked: `failure` holds its error,
+ * for the caller to try again or let the leases run out).
  */
-export async function ackAll<E>(transport: Transport<E>, leases: Lease<E>[], report: (error: unknown, lease?: Lease<E>) => void): Promise<{ acked: Lease<E>[]; lost: number }> {
+export async function ackAll<E>(
+  transport: Transport<E>,
+  leases: Lease<E>[],
+  report: (error: unknown, lease?: Lease<E>) => void,
+): Promise<{ acked: Lease<E>[]; lost: number; failure: { error: unknown } | null }> {
   try {
     const { acked, lost } = await transport.ackMany(leases);
     for (const lease of lost) report(new LeaseLostError(lease.seq, lease.attempt, lease.groupId), lease);
-    return { acked, lost: lost.length };
+    return { acked, lost: lost.length, failure: null };
   } catch (error) {
     report(error);
-    return { acked: [], lost: 0 };
+    return { acked: [], lost: 0, failure: { error } };
   }
 }
 
@@ -38,14 +42,14 @@ export async function ackAllAndClaim<E>(
   leases: Lease<E>[],
   claim: { workerId: string; visibilityMs: number; max: number; minPriority: number },
   report: (error: unknown, lease?: Lease<E>) => void,
-): Promise<{ acked: Lease<E>[]; lost: number; claimed: Lease<E>[] | null }> {
+): Promise<{ acked: Lease<E>[]; lost: number; claimed: Lease<E>[] | null; failure: { error: unknown } | null }> {
   try {
     const { workerId, visibilityMs, max, minPriority } = claim;
     const { acked, lost, claimed } = await transport.ackAndClaimMany(leases, workerId, visibilityMs, { max, minPriority });
     for (const lease of lost) report(new LeaseLostError(lease.seq, lease.attempt, lease.groupId), lease);
-    return { acked, lost: lost.length, claimed };
+    return { acked, lost: lost.length, claimed, failure: null };
   } catch (error) {
     report(error);
-    return { acked: [], lost: 0, claimed: null };
+    return { acked: [], lost: 0, claimed: null, failure: { error } };
   }
 }

@@ -5,7 +5,7 @@
  * message in the same call (`ackAndClaim`); handlers run concurrently beside it, each under its
  * own lease.
  */
-import { ClosedError, LeaseLostError } from '../errors.js';
+import { ClosedError, LeaseLostError, StorageError } from '../errors.js';
 import type { Lease, Transport } from '../transport/contract.js';
 import { readClock, reasonFrom } from '../validate.js';
 import { IdleTimer, Notices } from '../worker/idle.js';
@@ -16,7 +16,16 @@ import { checkGrace, type ConsumeConfig, resolveConsume } from './options.js';
 import { ackAll, ackAllAndClaim, claimUpTo } from './batch.js';
 import { RejectError, RetryLaterError } from './outcomes.js';
 import { StatusKeeper } from './status.js';
-import type { ConsumeHandler, ConsumeOptions, Consumer, ConsumerStatus } from './types.js';
+import type { ConsumeErrorInfo, ConsumeHandler, ConsumeOptions, Consumer, ConsumerStatus } from './types.js';
+
+/** The first wait before a failed settle is tried again, doubled per failure up to the most. */
+const SETTLE_RETRY_MIN_MS = 50;
+const SETTLE_RETRY_MAX_MS = 2_000;
+
+/** A fault that may pass (the database restarting or busy, a connection dropped): a settle worth trying again. */
+function passing(error: unknown): boolean {
+  return error instanceof StorageError && (error.code === 'STORAGE_UNAVAILABLE' || error.code === 'STORAGE_BUSY');
+}
 
 /**
  * Runs `handler` for every message `transport` delivers, until stopped: resolve → ack; throw →
@@ -29,8 +38,15 @@ import type { ConsumeHandler, ConsumeOptions, Consumer, ConsumerStatus } from '.
  * is lost. Idle, it waits for the transport's change notices (where it has them), wakes at the
  * next time it knows a lease or park runs out, and otherwise polls with back-off.
  *
- * Delivery is at least once: after a crash, a lost lease or a failed ack the message is
- * delivered again, so give handlers' side effects idempotency keys.
+ * An ack, nack, release or reject that fails on a fault that may pass (`StorageError` with code
+ * `STORAGE_UNAVAILABLE` or `STORAGE_BUSY`: a database restarting, a dropped connection) is tried
+ * again with back-off for as long as the lease may live (`visibilityMs` from its first failure),
+ * keeping its slot: once the database is back the ack lands and the group goes on, rather than
+ * waiting for the lease to run out and delivering the message again. Fencing still decides: a
+ * `LeaseLostError` ends the tries. Each failure is reported to `onError` with `retryInMs`.
+ *
+ * Delivery is at least once: after a crash, a lost lease or an ack that could not land in time
+ * the message is delivered again, so give handlers' side effects idempotency keys.
  *
  * @returns the running {@link Consumer}; it starts claiming on the next microtask.
  * @throws TypeError / RangeError naming the first bad argument or option (nothing has run).
@@ -232,7 +248,7 @@ class Consuming<E> implements Consumer {
       // Not the message's fault: back without spending an attempt, and no claims meanwhile. The
       // reason stays with the message, for every tab's status to show.
       const reason = reasonFrom(error);
-      if (await this.#settle(job, 'release', this.#cfg.transport.release(job.lease, error.afterMs, reason))) {
+      if (await this.#settle(job, 'release', () => this.#cfg.transport.release(job.lease, error.afterMs, reason))) {
         this.retried += 1;
         this.#cfg.events?.ended(job, job.lease, { type: 'retried', retryInMs: error.afterMs });
       }
@@ -244,7 +260,7 @@ class Consuming<E> implements Consumer {
     }
     if (error instanceof RejectError) {
       const reason = reasonFrom(error);
-      if (await this.#settle(job, 'reject', this.#cfg.transport.reject(job.lease, reason))) {
+      if (await this.#settle(job, 'reject', () => this.#cfg.transport.reject(job.lease, reason))) {
         this.rejected += 1;
         this.#status.answered();
         this.#cfg.events?.ended(job, job.lease, { type: 'dead', reason: reason ?? null });
@@ -254,7 +270,7 @@ class Consuming<E> implements Consumer {
     this.failed += 1;
     this.#cfg.onError(failure.error, { phase: 'handler', lease: job.lease });
     const retryInMs = retryDelay(this.#cfg.backoff, lease.attempt, this.#cfg.random);
-    const nacked = this.#cfg.transport.nack(job.lease, retryInMs, reasonFrom(error));
+    const nacked = () => this.#cfg.transport.nack(job.lease, retryInMs, reasonFrom(error));
     if (await this.#settle(job, 'nack', nacked)) this.#cfg.events?.ended(job, job.lease, { type: 'failed', error, retryInMs });
     this.#idleTimer.changed(); // a new park: the next idle wait reads when it ends
     this.#drop(job);
@@ -274,20 +290,52 @@ class Consuming<E> implements Consumer {
     this.#kick();
   }
 
-  /** Runs an ack, nack, release or reject of `job`'s lease, reporting a failure; true if it landed. */
-  async #settle(job: Job<E>, phase: 'ack' | 'nack' | 'release' | 'reject', call: Promise<unknown>): Promise<boolean> {
-    try {
-      await call;
-      return true;
-    } catch (error) {
-      this.#failed(error, phase, job.lease);
-      if (error instanceof LeaseLostError) this.lost += 1;
-      return false;
+  /**
+   * Runs a nack, release or reject of `job`'s lease, reporting each failure and trying again
+   * after one that may pass, while the lease may live; true if it landed.
+   */
+  async #settle(job: Job<E>, phase: 'nack' | 'release' | 'reject', call: () => Promise<unknown>): Promise<boolean> {
+    for (;;) {
+      try {
+        await call();
+        return true;
+      } catch (error) {
+        const retryInMs = this.#retryIn(job, error);
+        this.#failed(error, phase, job.lease, retryInMs);
+        if (error instanceof LeaseLostError) this.lost += 1;
+        if (retryInMs === null) return false;
+        await new Promise<void>((resolve) => this.#cfg.scheduler.setTimeout(resolve, retryInMs));
+      }
     }
   }
 
-  #failed(error: unknown, phase: 'ack' | 'nack' | 'release' | 'reject' | 'claim' | 'stats', lease?: Lease<E>): void {
-    this.#cfg.onError(error, lease ? { phase, lease } : { phase });
+  /**
+   * After `job`'s settle failed with `error`: how long until it is tried again, or null when it
+   * is not (an error that will not pass, a lost lease, or no time left in the lease).
+   */
+  #retryIn(job: Job<E>, error: unknown): number | null {
+    if (!passing(error)) return null;
+    const now = this.#now();
+    // The lease was renewed up to the handler's end: it lives at most visibilityMs from here.
+    job.settleUntil ??= now + this.#cfg.visibilityMs;
+    if (now >= job.settleUntil) return null;
+    const backoff = Math.min(SETTLE_RETRY_MAX_MS, SETTLE_RETRY_MIN_MS * 2 ** job.settleFailures);
+    job.settleFailures += 1;
+    return Math.max(1, Math.min(backoff, job.settleUntil - now));
+  }
+
+  /** The pump acks `job` again in `delayMs` (it keeps its slot meanwhile). */
+  #ackLater(job: Job<E>, delayMs: number): void {
+    this.#cfg.scheduler.setTimeout(() => {
+      this.#acks.push(job);
+      this.#kick();
+    }, delayMs);
+  }
+
+  #failed(error: unknown, phase: 'ack' | 'nack' | 'release' | 'reject' | 'claim' | 'stats', lease?: Lease<E>, retryInMs: number | null = null): void {
+    const info: ConsumeErrorInfo<E> = lease ? { phase, lease } : { phase };
+    if (retryInMs !== null) info.retryInMs = retryInMs;
+    this.#cfg.onError(error, info);
     // A closed transport will refuse everything from now on.
     if (error instanceof ClosedError && !this.stopping) void this.stop();
   }
@@ -304,34 +352,53 @@ class Consuming<E> implements Consumer {
       if (next) this.#start([next]);
       else if (notices === this.#notices.count) this.#maybeWork = false;
     } catch (error) {
-      this.#failed(error, 'ack', job.lease);
+      const retryInMs = this.#retryIn(job, error);
+      this.#failed(error, 'ack', job.lease, retryInMs);
       if (error instanceof LeaseLostError) this.lost += 1;
-      this.#forget(job);
+      if (retryInMs === null) this.#forget(job);
+      else this.#ackLater(job, retryInMs);
     }
   }
 
   async #ackAll(jobs: Job<E>[], free: number): Promise<void> {
     const leases = jobs.map((job) => job.lease);
-    const report = (error: unknown, lease?: Lease<E>) => this.#failed(error, 'ack', lease);
+    // A lost lease is reported here; the whole call's failure by #afterBatch, with its retry.
+    const report = (error: unknown, lease?: Lease<E>) => lease && this.#failed(error, 'ack', lease);
     if (free === 0) {
-      const { acked, lost } = await ackAll(this.#cfg.transport, leases, report);
+      const { acked, lost, failure } = await ackAll(this.#cfg.transport, leases, report);
       this.#acked(jobs, acked);
       this.lost += lost;
-      for (const job of jobs) this.#forget(job);
+      this.#afterBatch(jobs, failure);
       return;
     }
     const { workerId, visibilityMs, minPriority } = this.#cfg;
     const notices = this.#notices.count;
-    const { acked, lost, claimed } = await ackAllAndClaim(this.#cfg.transport, leases, { workerId, visibilityMs, max: free, minPriority }, report);
+    const { acked, lost, claimed, failure } = await ackAllAndClaim(this.#cfg.transport, leases, { workerId, visibilityMs, max: free, minPriority }, report);
     this.#acked(jobs, acked);
     this.lost += lost;
-    for (const job of jobs) this.#forget(job);
+    this.#afterBatch(jobs, failure);
     if (claimed === null) {
       this.#maybeWork = false; // try again after the idle back-off, not at once
       return;
     }
     this.#start(claimed);
     if (claimed.length < free && notices === this.#notices.count) this.#maybeWork = false;
+  }
+
+  /**
+   * After a batch ack: every job is done with, unless the whole call failed on a fault that may
+   * pass (then nothing was acked), when each is acked again later while its lease may live. A
+   * failed call is reported once, with the first job's wait.
+   */
+  #afterBatch(jobs: Job<E>[], failure: { error: unknown } | null): void {
+    let reported = failure === null;
+    for (const job of jobs) {
+      const retryInMs = failure ? this.#retryIn(job, failure.error) : null;
+      if (!reported) this.#failed(failure!.error, 'ack', undefined, retryInMs);
+      reported = true;
+      if (retryInMs === null) this.#forget(job);
+      else this.#ackLater(job, retryInMs);
+    }
   }
 
   /** Counts the acks that landed (`acked`: the same lease objects as the jobs'), and reports each. */
@@ -401,7 +468,7 @@ class Consuming<E> implements Consumer {
     void (async () => {
       await this.#keeper.stop(job);
       // The consumer gave up, not the message: back at once, no attempt spent.
-      if (await this.#settle(job, 'release', this.#cfg.transport.release(job.lease, 0))) this.released += 1;
+      if (await this.#settle(job, 'release', () => this.#cfg.transport.release(job.lease, 0))) this.released += 1;
       this.#drop(job);
     })();
   }

@@ -26,6 +26,10 @@ export function abortControllerClass(): AbortControllerClass {
 export class Job<E> extends Kept<E> {
   /** `stop()` gave the lease back: nothing the handler does afterwards counts. */
   released = false;
+  /** Its ack, nack, release or reject failed this many times on a fault that may pass. */
+  settleFailures = 0;
+  /** The consumer's clock reading after which a failed settle is not tried again (set at the first failure). */
+  settleUntil: number | null = null;
   /** What the handler receives; `signal` is made on first read. */
   readonly context: HandlerContext;
   readonly #Controller: AbortControllerClass;

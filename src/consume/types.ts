@@ -43,6 +43,12 @@ export interface ConsumeErrorInfo<E = unknown> {
   phase: ConsumePhase;
   /** The lease concerned (absent for `claim` and `stats`). */
   lease?: Lease<E>;
+  /**
+   * An ack, nack, release or reject that failed on a fault that may pass (`STORAGE_UNAVAILABLE`,
+   * `STORAGE_BUSY`) is tried again in this many ms, while its lease may live; absent when it is
+   * not tried again.
+   */
+  retryInMs?: number;
 }
 
 /**
