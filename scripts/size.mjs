@@ -84,11 +84,11 @@ const ENTRY_BUDGETS = {
   // 10.7 / 4.5 since the seam's capabilities (schema versions per component, commit watching)
   // moved into the drivers: 8.4 / 3.6 before. sqlite-wasm itself is the user's peer package.
   './sqlite-wasm': 5_000,
-  './better-sqlite3': 3_300, // 6.6 / 2.9 (4.3 / 2.0 before the same move)
+  './better-sqlite3': 3_600, // 8.0 / 3.5 with the option-name check ("did you mean") and its StorageError; 6.6 / 2.9 (4.3 / 2.0 before the same move)
   './vite': 1_200, // 1.7 / 1.0
   './durable-object': 21_300, // 72.6 / 21.1 with inspectGroup; 71.2 / 20.8 with after: { group }; 70.5 / 20.6 with removal with dependents; 68.4 / 20.0 with coalescing windows; 68.4 / 19.3 since spreadTransport comes from `leasehold` only; 72.2 / 20.5 with loss detection (schema 10); 71 / 20.1 (with the option-name checks), 70.5 / 19.8: the SQL host (journal, group commit) its object shares with the browser owner (17.8 before keys, pauses and after; 16.7 before holds)
   './durable-object/client': 5_000, // 11.7 / 4.7 since spreadTransport comes from `leasehold` only and HTTP goes through src/remote/http.ts; 19 / 7.2 with pause/resume, after's and the option names' checks; 16.6 / 6.3 with calls on the WebSocket (14.9 / 5.7 before; 44.8 / 13.0 before the SQL backends left it)
-  './postgres': 22_600, // 94.0 / 22.4 with inspectGroup; 93.4 / 22.1 with after: { group }; 91.9 / 21.8 with lh_remove_dependents; 87.6 / 20.85 with migration 13 (coalescing windows, lh_publish_debounced); 87.0 / 20.17 with migration 11 (numbering at insert, single claims returning their counter and mark); 82.7 / 19.5 with migration 10 (origin, counters at commit, the mark); 78 / 18.7 with migrations 6–8 (keys, pauses, after) and the option-name checks; 60.7 / 15.6 with 5 (holds, reject, release, discard); 50.5 / 14.1 before
+  './postgres': 22_900, // 94.9 / 22.7 with the errors a user can act on; 94.0 / 22.4 with inspectGroup; 93.4 / 22.1 with after: { group }; 91.9 / 21.8 with lh_remove_dependents; 87.6 / 20.85 with migration 13 (coalescing windows, lh_publish_debounced); 87.0 / 20.17 with migration 11 (numbering at insert, single claims returning their counter and mark); 82.7 / 19.5 with migration 10 (origin, counters at commit, the mark); 78 / 18.7 with migrations 6–8 (keys, pauses, after) and the option-name checks; 60.7 / 15.6 with 5 (holds, reject, release, discard); 50.5 / 14.1 before
   // Workflows (2026-12-03): 29.4 / 10.0 since the Runtime runs the shared worker loop and
   // checks an execution's owner (the core's 1.1 kB above); 26.1 / 8.8 with step.run's maxAttempts (25.5 / 8.6 before), most
   // of it the Runtime and the argument checks it runs on (an app that imports both entries

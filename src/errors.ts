@@ -22,7 +22,10 @@ export type LeaseholdErrorCode =
   | 'DRIVER_MISSING'
   /** A transport was opened with options that contradict the queue's own (its `onDeadLetter`). */
   | 'QUEUE_MISMATCH'
-  /** A remote host refused the caller's credentials (HTTP 401 or 403): nothing was applied. */
+  /**
+   * A remote host refused the caller's credentials (HTTP 401 or 403), or a database refused the
+   * connection's credentials or a privilege (a `StorageError`): nothing was applied.
+   */
   | 'ACCESS_DENIED'
   /** A workflow's code no longer makes the steps its recorded history has (leasehold/workflow). */
   | 'WORKFLOW_NONDETERMINISM'

@@ -6,6 +6,8 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ClosedError, StorageError } from '../src/errors.js';
+import { toPgStorageError } from '../src/postgres/driver.js';
 import { fromPg } from '../src/postgres/pg.js';
 import { PostgresTransport } from '../src/postgres/transport.js';
 import { newServerPool, until } from './support/postgres.js';
@@ -39,6 +41,7 @@ describe('fromPg', () => {
     expect(() => fromPg(p, null as never)).toThrow(TypeError);
     expect(() => fromPg(p, 'yes' as never)).toThrow('options must be an object');
     expect(() => fromPg(p, { preparedStatements: 1 as never })).toThrow('options.preparedStatements must be a boolean, got number');
+    expect(() => fromPg(p, { preparedStatement: false } as never)).toThrow('options has no option "preparedStatement"; did you mean "preparedStatements"?');
   });
 
   it('runs calls as prepared statements on each connection, or not when told', async () => {
@@ -222,5 +225,48 @@ describe('fromPg and conflicts the server breaks', () => {
     await expect(db.query(`SELECT ${s}.fail($1)`, [1])).rejects.toThrow('no');
     expect(Number((await admin.query(`SELECT last_value FROM ${s}.runs`)).rows[0].last_value)).toBe(1);
     await db.close();
+  });
+});
+
+describe('errors a user can act on', () => {
+  const refused = (call: Promise<unknown>) => call.then(() => null, (error: unknown) => error);
+
+  it('a missing database, a missing privilege and an ended pool are StorageError or ClosedError saying what to do', async () => {
+    const url = new URL(await pgUrl());
+    url.pathname = `/lh_no_such_database_${process.pid}`;
+    const missing = new pg.Pool({ connectionString: url.href, max: 1 });
+    pools.push(missing);
+    const noDatabase = await refused(new PostgresTransport(fromPg(missing)).stats());
+    expect(noDatabase).toBeInstanceOf(StorageError);
+    expect(noDatabase).toMatchObject({ code: 'STORAGE_UNAVAILABLE', message: expect.stringContaining('no such database') });
+
+    const role = `lh_no_privilege_${process.pid}`;
+    const admin = pool();
+    await admin.query(`DROP ROLE IF EXISTS ${role}`);
+    await admin.query(`CREATE ROLE ${role} LOGIN`);
+    try {
+      const as = new URL(await pgUrl());
+      as.username = role;
+      const weak = new pg.Pool({ connectionString: as.href, max: 1 });
+      const denied = await refused(new PostgresTransport(fromPg(weak), { schema: schema() }).stats());
+      await weak.end();
+      expect(denied).toBeInstanceOf(StorageError);
+      expect(denied).toMatchObject({ code: 'ACCESS_DENIED', message: expect.stringContaining('Grant it USAGE and CREATE') });
+    } finally {
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+    }
+
+    const ended = newServerPool(1);
+    const transport = new PostgresTransport(fromPg(ended), { schema: schema() });
+    await transport.stats();
+    await ended.end();
+    const closed = await refused(transport.stats());
+    expect(closed).toBeInstanceOf(ClosedError);
+    expect(String(closed)).toContain('close the transports and stores first');
+  });
+
+  it('a refused password is ACCESS_DENIED (the run server trusts every local login, so the error is made here)', () => {
+    const error = Object.assign(new Error('password authentication failed for user "app"'), { code: '28P01' });
+    expect(toPgStorageError(error, '127.0.0.1:5432/app')).toMatchObject({ name: 'StorageError', code: 'ACCESS_DENIED', cause: error });
   });
 });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
-import { ClosedError, LeaseLostError } from '../src/errors.js';
+import { ClosedError, LeaseLostError, StorageError } from '../src/errors.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { openBetterSqliteDatabase } from '../src/sqlite/better.js';
 import { openWasmDatabase } from '../src/sqlite/wasm.js';
@@ -18,6 +18,7 @@ import { SqliteTransport } from '../src/transport/sqlite.js';
 import { dumpStore } from './conformance/store-harness.js';
 import { scratchDir } from './support/backends.js';
 import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import type { PgDatabase } from '../src/postgres/driver.js';
 import { PG_MAX_ID_BYTES } from '../src/postgres/ids.js';
 import { PostgresStore } from '../src/postgres/store.js';
@@ -286,5 +287,14 @@ describe('bad options to the constructors and openers', () => {
     await expect(openWasmDatabase({ filename: '' })).rejects.toThrow(TypeError);
     await expect(openBetterSqliteDatabase(42 as never)).rejects.toThrow(TypeError);
     await expect(openBetterSqliteDatabase('x.db', { busyTimeoutMs: -1 })).rejects.toThrow(RangeError);
+    // A misspelt option is refused, never run with its default.
+    await expect(openBetterSqliteDatabase('x.db', { durabilty: 'full' } as never)).rejects.toThrow('options has no option "durabilty"; did you mean "durability"?');
+    await expect(openWasmDatabase({ fileName: ':memory:' } as never)).rejects.toThrow('did you mean "filename"?');
+  });
+
+  it('says a missing directory is a StorageError, as the types say', async () => {
+    const error = await openBetterSqliteDatabase(join(tmpdir(), `lh-no-such-dir-${process.pid}-${Date.now()}`, 'x.db')).then(() => null, (e: unknown) => e);
+    expect(error).toBeInstanceOf(StorageError);
+    expect(error).toMatchObject({ code: 'STORAGE_UNAVAILABLE', message: expect.stringContaining('its directory does not exist') });
   });
 });

@@ -9,7 +9,7 @@
  * their turn (PGlite's single connection). Most backend calls need no explicit transaction: each
  * is one statement (a server-side function), which PostgreSQL runs as its own transaction.
  */
-import { LeaseholdError, StorageError } from '../errors.js';
+import { ClosedError, LeaseholdError, StorageError } from '../errors.js';
 
 /** A row as an object keyed by column name. */
 export type PgRow = Record<string, unknown>;
@@ -75,6 +75,18 @@ export function toPgStorageError(error: unknown, label: string): unknown {
         'one cut off during its commit may or may not have been applied (leases make a retry safe). Retry once the server is back.',
       { cause: error },
     );
+  }
+  if (code === '28P01' || code === '28000') {
+    return new StorageError('ACCESS_DENIED', `${where} refused the credentials (${detail}). Check the user and password in the connection string, and the server's pg_hba.conf.`, { cause: error });
+  }
+  if (code === '42501') {
+    return new StorageError('ACCESS_DENIED', `${where}: the user lacks a privilege leasehold needs (${detail}); nothing was changed. Grant it USAGE and CREATE on the schema (or let an owner run the first open, which installs the tables).`, { cause: error });
+  }
+  if (code === '3D000') {
+    return new StorageError('STORAGE_UNAVAILABLE', `${where} has no such database (${detail}). Create it (createdb) or fix the database name in the connection string.`, { cause: error });
+  }
+  if (/Cannot use a pool after calling end on the pool/i.test(detail)) {
+    return new ClosedError(`the pg.Pool of ${where} (ended with pool.end() while leasehold still used it: close the transports and stores first, then end the pool)`);
   }
   if (code === '53100') {
     return new StorageError('STORAGE_FULL', `${where} is out of disk space (${detail}); the transaction was rolled back. Free space on the server and retry.`, { cause: error });

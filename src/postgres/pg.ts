@@ -6,6 +6,7 @@
  */
 import { ClosedError, StorageError } from '../errors.js';
 import { checkChannel, type PgDatabase, type PgQueryable, toPgStorageError } from './driver.js';
+import { checkOptions } from '../validate.js';
 
 // Host globals every runtime node-postgres runs on has; declared here because the core type
 // check allows no Node or DOM types.
@@ -82,7 +83,7 @@ export function fromPg(pool: PgPoolLike, options?: FromPgOptions): PgDatabase {
   if (typeof pool !== 'object' || pool === null || typeof pool.query !== 'function' || typeof pool.connect !== 'function') {
     throw new TypeError('pool must be a pg.Pool (node-postgres)');
   }
-  if (options !== undefined && (typeof options !== 'object' || options === null)) throw new TypeError('options must be an object');
+  checkOptions('options', options, ['preparedStatements'], true);
   const prepared = options?.preparedStatements ?? true;
   if (typeof prepared !== 'boolean') throw new TypeError(`options.preparedStatements must be a boolean, got ${typeof prepared}`);
   const label = labelOf(pool);

@@ -8,6 +8,8 @@
  */
 import { createSqlDatabase, toStorageError, type SqlDatabase, type SqlStatement, type SqlValue } from './driver.js';
 import { BETTER_SQLITE3, importPeer } from './peers.js';
+import { StorageError } from '../errors.js';
+import { checkOptions } from '../validate.js';
 
 /** The slice of better-sqlite3's `Database` this driver uses (a structural type: no import). */
 export interface BetterSqliteDatabaseLike {
@@ -46,6 +48,8 @@ export async function openBetterSqliteDatabase(filename: string, options: Better
   if (typeof filename !== 'string' || filename.length === 0) {
     throw new TypeError(`filename must be a non-empty string, got ${String(filename)}`);
   }
+  // A misspelt key would otherwise be ignored: `durabilty: 'full'` running at 'normal'.
+  checkOptions('options', options, ['durability', 'busyTimeoutMs']);
   const durability = options.durability ?? 'normal';
   if (durability !== 'normal' && durability !== 'full') {
     throw new RangeError(`durability must be 'normal' or 'full', got ${String(durability)}`);
@@ -67,6 +71,10 @@ export async function openBetterSqliteDatabase(filename: string, options: Better
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
   } catch (error) {
+    // better-sqlite3 checks the directory itself and throws a TypeError, not an SQLite error.
+    if (error instanceof TypeError && /directory does not exist/i.test(error.message)) {
+      throw new StorageError('STORAGE_UNAVAILABLE', `database ${JSON.stringify(filename)} cannot be created: its directory does not exist. Create the directory first.`, { cause: error });
+    }
     throw toStorageError(error, (error as { code?: string }).code, filename);
   }
   return fromBetterSqlite(db);

@@ -9,6 +9,7 @@
 import type { Database, PreparedStatement, Sqlite3Static } from '@sqlite.org/sqlite-wasm';
 import { createSqlDatabase, toStorageError, type SqlDatabase, type SqlRow, type SqlStatement, type SqlValue } from './driver.js';
 import { importPeer, SQLITE_WASM } from './peers.js';
+import { checkOptions } from '../validate.js';
 
 let modulePromise: Promise<Sqlite3Static> | undefined;
 
@@ -45,6 +46,7 @@ export interface WasmDatabaseOptions {
  * @throws StorageError if SQLite cannot open the file.
  */
 export async function openWasmDatabase(options: WasmDatabaseOptions = {}): Promise<SqlDatabase> {
+  checkOptions('options', options, ['filename']);
   const filename = options.filename ?? ':memory:';
   if (typeof filename !== 'string' || filename.length === 0) {
     throw new TypeError(`filename must be a non-empty string, got ${String(filename)}`);
