@@ -80,6 +80,7 @@ export type {
   Effects,
   Handler,
   HandlerInfo,
+  RuntimeErrorInfo,
   RuntimeEvent,
   RuntimeOptions,
   SendEvent,

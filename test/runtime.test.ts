@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
+import { ClosedError, StorageError } from '../src/errors.js';
 import { Runtime } from '../src/runtime/runtime.js';
-import type { RuntimeOptions } from '../src/runtime/types.js';
+import type { RuntimeErrorInfo, RuntimeOptions } from '../src/runtime/types.js';
 import { InMemoryStore } from '../src/store/memory.js';
 import { InMemoryTransport } from '../src/transport/memory.js';
 import { runtimeBackendPairs } from './support/runtime-backends.js';
@@ -105,5 +106,84 @@ describe('Runtime options', () => {
     const { id } = await runtime.send('x', event);
     expect(typeof id).toBe('string');
     expect(event).toEqual({ type: 'hello' });
+  });
+});
+
+describe('Runtime run() with onError', () => {
+  function setup(flaky: { failClaims: number; error?: Error }, handler: RuntimeOptions['handler'] = () => {}, reporting = true) {
+    const clock = new ManualClock(1000);
+    const scheduler = new ManualScheduler(clock);
+    const inner = new InMemoryTransport({ clock: clock.now });
+    // claim() fails as a restarting database's does, `failClaims` times.
+    const transport = new Proxy(inner, {
+      get(target, key, receiver) {
+        if (key === 'claim') {
+          return (...args: Parameters<InMemoryTransport['claim']>) =>
+            flaky.failClaims-- > 0 ? Promise.reject(flaky.error ?? new StorageError('STORAGE_UNAVAILABLE', 'the database is restarting')) : target.claim(...args);
+        }
+        const value: unknown = Reflect.get(target, key, receiver);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const reports: { error: unknown; phase: string; kind?: string }[] = [];
+    const runtime = new Runtime({
+      store: new InMemoryStore(),
+      transport,
+      handler,
+      workerId: 'w',
+      clock: clock.now,
+      scheduler,
+      idleMinMs: 50,
+      backoff: { baseMs: 1_000, jitter: 0 },
+      ...(reporting ? { onError: (error: unknown, info: RuntimeErrorInfo) => void reports.push({ error, phase: info.phase, kind: info.result?.kind }) } : {}),
+    });
+    return { clock, scheduler, inner, runtime, reports };
+  }
+
+  it('reports a step that throws and carries on once the backend is back', async () => {
+    const flaky = { failClaims: 3 };
+    const handled: string[] = [];
+    const { scheduler, runtime, reports } = setup(flaky, (_x, event) => void handled.push(String(event.type)));
+    await runtime.createExecution('e');
+    await runtime.send('e', { type: 'go' });
+    const controller = new AbortController();
+    const running = runtime.run({ signal: controller.signal });
+    for (let i = 0; i < 40 && handled.length === 0; i++) await scheduler.advance(50);
+    expect(handled).toEqual(['go']);
+    expect(reports.map((r) => [r.phase, (r.error as StorageError).code])).toEqual([
+      ['step', 'STORAGE_UNAVAILABLE'],
+      ['step', 'STORAGE_UNAVAILABLE'],
+      ['step', 'STORAGE_UNAVAILABLE'],
+    ]);
+    controller.abort();
+    await running;
+  });
+
+  it('reports each failed delivery and each event for an execution that does not exist', async () => {
+    const { scheduler, inner, runtime, reports } = setup({ failClaims: 0 }, () => {
+      throw new TypeError('cannot store a BigInt');
+    });
+    await runtime.createExecution('e');
+    await runtime.send('e', { type: 'go' });
+    await inner.publish('ghost', { id: 'evt-1', type: 'ping' });
+    const controller = new AbortController();
+    const running = runtime.run({ signal: controller.signal });
+    for (let i = 0; i < 20 && reports.length < 2; i++) await scheduler.advance(50);
+    expect(reports.map((r) => [r.phase, r.kind])).toEqual(expect.arrayContaining([['handler', 'failed'], ['handler', 'missing']]));
+    expect(String(reports.find((r) => r.kind === 'failed')!.error)).toContain('BigInt');
+    expect(reports.find((r) => r.kind === 'missing')!.error).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('"ghost" does not exist') });
+    // Once per attempt: the next report of the failed event comes with its next delivery.
+    for (let i = 0; i < 30; i++) await scheduler.advance(50);
+    expect(reports.filter((r) => r.kind === 'failed').length).toBeGreaterThanOrEqual(2);
+    controller.abort();
+    await running;
+  });
+
+  it('rejects with the first throw without onError, and with a ClosedError either way', async () => {
+    const bare = setup({ failClaims: 1 }, () => {}, false).runtime;
+    await expect(bare.run({ signal: new AbortController().signal })).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
+    const closing = setup({ failClaims: 1, error: new ClosedError('transport') }).runtime;
+    await expect(closing.run({ signal: new AbortController().signal })).rejects.toBeInstanceOf(ClosedError);
+    expect(() => new Runtime({ store: new InMemoryStore(), transport: new InMemoryTransport(), handler: () => {}, onError: 'log' as never })).toThrow(TypeError);
   });
 });

@@ -13,7 +13,7 @@ import { checkFunction, LOOP_OPTIONS, resolveLoop, type LoopConfig } from '../wo
 import type { EventBase, Handler, RuntimeOptions } from './types.js';
 
 /** The keys of RuntimeOptions (but `handler`, which Workflows supplies itself): any other is a misspelling. */
-export const RUNTIME_OPTIONS = [...LOOP_OPTIONS, 'store', 'transport', 'suspendHoldMs', 'relayBatch', 'relayEvery', 'newId', 'clone', 'onUntargeted'];
+export const RUNTIME_OPTIONS = [...LOOP_OPTIONS, 'store', 'transport', 'suspendHoldMs', 'relayBatch', 'relayEvery', 'newId', 'clone', 'onUntargeted', 'onError'];
 
 /** Every option resolved: defaults filled in, all checked; and the runtime's lease keeper. */
 export interface Config<X extends Execution> extends LoopConfig {
@@ -26,6 +26,7 @@ export interface Config<X extends Execution> extends LoopConfig {
   newId: () => string;
   clone: (execution: X) => X;
   onUntargeted: ((event: unknown) => void | Promise<void>) | undefined;
+  onError: RuntimeOptions['onError'];
   /** Extends the lease of the event being handled. */
   keeper: LeaseKeeper;
 }
@@ -62,6 +63,7 @@ export function resolveOptions<X extends Execution, E extends EventBase>(options
   checkFunction('options.newId', options.newId, true);
   checkFunction('options.clone', options.clone, true);
   checkFunction('options.onUntargeted', options.onUntargeted, true);
+  checkFunction('options.onError', options.onError, true);
   let suspendHoldMs = 3_600_000;
   if (options.suspendHoldMs !== undefined) {
     checkDuration('options.suspendHoldMs', options.suspendHoldMs, true);
@@ -81,6 +83,7 @@ export function resolveOptions<X extends Execution, E extends EventBase>(options
     newId: options.newId ?? hostNewId,
     clone: options.clone ?? hostClone,
     onUntargeted: options.onUntargeted,
+    onError: options.onError,
     keeper: new LeaseKeeper({ ...loop, transport }),
   };
 }

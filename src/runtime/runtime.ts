@@ -2,7 +2,7 @@
  * The runtime: the loop that turns a transport and an execution store into an engine. See
  * docs/GUARANTEES.md for what it promises at each point of a step and after a crash.
  */
-import { LeaseholdError, LeaseLostError, StoreConflictError } from '../errors.js';
+import { ClosedError, LeaseholdError, LeaseLostError, StoreConflictError } from '../errors.js';
 import type { Execution } from '../store/contract.js';
 import type { Transport } from '../transport/contract.js';
 import { checkId, checkInteger, checkObject } from '../validate.js';
@@ -13,7 +13,7 @@ import type { AbortSignalLike } from '../worker/types.js';
 import { handleLease, type NextClaim } from './handle.js';
 import { resolveOptions, type Config } from './options.js';
 import { fireTimers, relayOutbox, relaySpawns } from './relay.js';
-import type { EventBase, RuntimeEvent, RuntimeOptions, SendEvent, StepResult } from './types.js';
+import type { EventBase, RuntimeErrorInfo, RuntimeEvent, RuntimeOptions, SendEvent, StepResult } from './types.js';
 
 /** How often suspend/resume reload and retry when a handler commits under them. */
 const CONTROL_RETRIES = 20;
@@ -133,7 +133,10 @@ export class Runtime<X extends Execution = Execution, E extends EventBase = Runt
    * the transport has them), for the next time the transport says a lease or a delay runs out,
    * or for a poll from `idleMinMs` doubling to `idleMaxMs` (store timers come due unannounced),
    * and wakes at once on abort. It never spins.
-   * @throws (rejects with) the first error a step throws; the caller decides whether to restart.
+   * A handler's failure and a step's throw go to `onError` when the runtime has one, and `run()`
+   * carries on (see {@link RuntimeOptions.onError}).
+   * @throws (rejects with) the first error a step throws when the runtime has no `onError` (the
+   *   caller decides whether to restart), and a `ClosedError` either way.
    */
   async run(options: { signal: AbortSignalLike }): Promise<void> {
     checkObject('options', options);
@@ -154,10 +157,22 @@ export class Runtime<X extends Execution = Execution, E extends EventBase = Runt
     const next: NextClaim = { lease: null };
     this.#next = next;
     let busy = 0;
+    let throws = 0;
     try {
       while (!signal.aborted) {
         const seen = notices.count;
-        const result = await this.step();
+        let result: StepResult;
+        try {
+          result = await this.step();
+          throws = 0;
+        } catch (error) {
+          if (!cfg.onError || error instanceof ClosedError) throw error;
+          report(cfg.onError, error, { phase: 'step' });
+          // A backend that fails now will likely fail at once again: back off, as the idle poll does.
+          await sleep(cfg.scheduler, Math.min(cfg.idleMaxMs, cfg.idleMinMs * 2 ** throws++), signal);
+          continue;
+        }
+        if (cfg.onError && (result.kind === 'failed' || result.kind === 'missing')) report(cfg.onError, failureOf(result), { phase: 'handler', result });
         if (result.kind !== 'idle') {
           idle.busy();
           if (result.kind === 'failed' || result.kind === 'missing' || result.kind === 'foreign' || result.kind === 'suspended') idle.changed();
@@ -247,4 +262,22 @@ export class Runtime<X extends Execution = Execution, E extends EventBase = Runt
       }
     }
   }
+}
+
+/** Calls `onError`; what it throws is ignored (a reporter must not stop the loop it reports on). */
+function report(onError: NonNullable<RuntimeOptions['onError']>, error: unknown, info: RuntimeErrorInfo): void {
+  try {
+    onError(error, info);
+  } catch {
+    // ignored, as documented
+  }
+}
+
+/** The error a `failed` or `missing` step stands for. */
+function failureOf(result: Extract<StepResult, { kind: 'failed' | 'missing' }>): unknown {
+  if (result.kind === 'failed') return result.error;
+  return new LeaseholdError(
+    'NOT_FOUND',
+    `execution ${JSON.stringify(result.executionId)} does not exist: event ${JSON.stringify(result.eventId)} is retried in ${result.retryInMs} ms (an emit can overtake the spawn that creates its recipient; create the execution, or the transport's maxAttempts dead-letters the event)`,
+  );
 }

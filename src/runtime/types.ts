@@ -138,6 +138,18 @@ export interface RuntimeOptions<X extends Execution = Execution, E extends Event
   clone?: (execution: X) => X;
   /** Receives emits addressed to nobody (`to: null`); without it they are dropped. */
   onUntargeted?: (event: unknown) => void | Promise<void>;
+  /**
+   * Receives what goes wrong while {@link Runtime.run} works, with where it happened:
+   * `handler` — a delivery the handler failed (`result` is the `failed` step: retried in its
+   * `retryInMs`, dead-lettered by the transport's `maxAttempts`), or one whose execution does not
+   * exist (`missing`: a `LeaseholdError` of code `NOT_FOUND`); `step` — a step that threw (the
+   * store or the transport failing: a database restarting, a connection dropped). Given it,
+   * `run()` carries on after such a throw, waiting from `idleMinMs` doubling to `idleMaxMs`
+   * between tries, and rejects only with a `ClosedError`. Without it, `run()` rejects with the
+   * first throw and handler failures are not reported. Called synchronously; what it throws is
+   * ignored.
+   */
+  onError?: (error: unknown, info: RuntimeErrorInfo) => void;
 }
 
 /** Fields every step result about one claimed event carries. */
@@ -146,6 +158,13 @@ interface Delivery {
   eventId: string;
   seq: number;
   attempt: number;
+}
+
+/** Where an error {@link RuntimeOptions.onError} receives happened. */
+export interface RuntimeErrorInfo {
+  phase: 'handler' | 'step';
+  /** `handler`: the step that failed (`failed` or `missing`), with the execution, event and next try. */
+  result?: StepResult;
 }
 
 /**
