@@ -62,6 +62,14 @@ export function checkInteger(name: string, value: unknown, min: number, max: num
   }
 }
 
+/** One of `choices`, or `fallback` when undefined: TypeError for a non-string, RangeError for another string. */
+export function checkChoice<C extends string>(name: string, value: unknown, choices: readonly C[], fallback: C): C {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string') throw new TypeError(`${name} must be one of ${choices.join(', ')}, got ${describe(value)}`);
+  if (!(choices as readonly string[]).includes(value)) throw new RangeError(`${name} must be one of ${choices.join(', ')}, got ${describe(value)}`);
+  return value as C;
+}
+
 /** A finite number of milliseconds; `> 0` when `positive`, else `≥ 0`. */
 export function checkDuration(name: string, value: unknown, positive: boolean): asserts value is number {
   if (typeof value !== 'number') throw new TypeError(`${name} must be a number of milliseconds, got ${describe(value)}`);

@@ -103,7 +103,8 @@ describe('Runtime options', () => {
   it('gives an event without an id a fresh one, and never changes the caller\'s object', async () => {
     const runtime = new Runtime(valid());
     const event = { type: 'hello' };
-    const { id } = await runtime.send('x', event);
+    await expect(runtime.send('x', event, { ifMissing: 'later' as never })).rejects.toThrow(RangeError);
+    const { id } = await runtime.send('x', event, { ifMissing: 'queue' });
     expect(typeof id).toBe('string');
     expect(event).toEqual({ type: 'hello' });
   });

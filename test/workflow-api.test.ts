@@ -82,6 +82,9 @@ describe('Workflows options and arguments', () => {
     await expect(workflows.start(noop, 'plain')).rejects.toThrow(StoreConflictError);
     await expect(workflows.get('plain')).rejects.toMatchObject({ code: 'WORKFLOW_UNKNOWN' });
     await expect(workflows.cancel('plain')).rejects.toBeInstanceOf(LeaseholdError);
+    await expect(workflows.send('plain', { name: 'go' })).rejects.toMatchObject({ code: 'WORKFLOW_UNKNOWN' });
+    await expect(workflows.send('nope', { name: 'go' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(workflows.send('a', { name: 'go' }, { ifMissing: 'create' as never })).rejects.toThrow(RangeError);
   });
 
   it('fails the workflow when a step is called with bad arguments, naming the argument', async () => {

@@ -5,7 +5,7 @@
 import { ClosedError, LeaseholdError, LeaseLostError, StoreConflictError } from '../errors.js';
 import type { Execution } from '../store/contract.js';
 import type { Transport } from '../transport/contract.js';
-import { checkId, checkInteger, checkObject } from '../validate.js';
+import { checkChoice, checkId, checkInteger, checkObject, checkOptions } from '../validate.js';
 import { leaseOf, readControl, writeControl } from './control.js';
 import type { Lease } from '../transport/contract.js';
 import { IdleTimer, Notices, sleep } from '../worker/idle.js';
@@ -14,6 +14,9 @@ import { handleLease, type NextClaim } from './handle.js';
 import { resolveOptions, type Config } from './options.js';
 import { fireTimers, relayOutbox, relaySpawns } from './relay.js';
 import type { EventBase, RuntimeErrorInfo, RuntimeEvent, RuntimeOptions, SendEvent, StepResult } from './types.js';
+
+/** What `send()` does for an execution that does not exist: refuse it, or queue the event for it. */
+export const IF_MISSING = ['refuse', 'queue'] as const;
 
 /** How often suspend/resume reload and retry when a handler commits under them. */
 const CONTROL_RETRIES = 20;
@@ -74,15 +77,22 @@ export class Runtime<X extends Execution = Execution, E extends EventBase = Runt
    * Publishes `event` to execution `executionId`'s group and resolves its id and seq. An event
    * without an `id` is sent as a copy with a fresh one. The id is also the publish key: sending
    * the same id again while the first is queued adds nothing, and once it was handled the
-   * repeat is recognised as a duplicate. The execution need not exist yet (see `missing`).
-   * @throws TypeError / RangeError for a bad id, event or priority (0–4).
+   * repeat is recognised as a duplicate. The execution must exist, so that a misspelt id fails
+   * here rather than as an event no handler ever takes; `ifMissing: 'queue'` sends anyway, for an
+   * execution created later (until then each delivery is a `missing` step, reported to `onError`).
+   * @throws LeaseholdError NOT_FOUND if no execution has that id (and `ifMissing` is not `'queue'`).
+   * @throws TypeError / RangeError for a bad id, event, priority (0–4) or `ifMissing`.
    */
-  async send(executionId: string, event: SendEvent<E>, options?: { priority?: number }): Promise<{ id: string; seq: number }> {
+  async send(executionId: string, event: SendEvent<E>, options?: { priority?: number; ifMissing?: 'refuse' | 'queue' }): Promise<{ id: string; seq: number }> {
     checkId('executionId', executionId);
     checkObject('event', event);
     if (event.id !== undefined) checkId('event.id', event.id);
-    checkObject('options', options, true);
+    checkOptions('options', options, ['priority', 'ifMissing'], true);
     if (options?.priority !== undefined) checkInteger('options.priority', options.priority, 0, 4);
+    const ifMissing = checkChoice('options.ifMissing', options?.ifMissing, IF_MISSING, 'refuse');
+    if (ifMissing === 'refuse' && (await this.#cfg.store.load(executionId)) === undefined) {
+      throw new LeaseholdError('NOT_FOUND', `execution ${JSON.stringify(executionId)} does not exist (send with ifMissing: 'queue' to wait for it)`);
+    }
     const sent = (event.id === undefined ? { ...event, id: this.#cfg.newId() } : event) as RuntimeEvent;
     const seq = await this.#cfg.transport.publish(executionId, sent, { priority: options?.priority ?? 0, key: sent.id });
     return { id: sent.id, seq };

@@ -3,13 +3,13 @@
  * runs the registered ones on a store and a transport.
  */
 import { LeaseholdError, StoreConflictError } from '../errors.js';
-import { Runtime } from '../runtime/runtime.js';
+import { IF_MISSING, Runtime } from '../runtime/runtime.js';
 import type { Schedules } from '../schedule/schedules.js';
 import { RUNTIME_OPTIONS } from '../runtime/options.js';
 import type { RuntimeEvent, StepResult } from '../runtime/types.js';
 import type { AbortSignalLike } from '../worker/types.js';
 import type { Execution, ExecutionStore } from '../store/contract.js';
-import { checkId, checkInteger, checkObject, checkOptions } from '../validate.js';
+import { checkChoice, checkId, checkInteger, checkObject, checkOptions } from '../validate.js';
 import { workflowHandler } from './handler.js';
 import { cancelState, EVENT, jsonCopy, newState, readState, snapshotOf, WORKFLOW_FIELD } from './state.js';
 import type { SendWorkflowEvent, Workflow, WorkflowFunction, WorkflowSnapshot, WorkflowsOptions } from './types.js';
@@ -112,21 +112,25 @@ export class Workflows {
    * Sends `event` to execution `executionId`: the first `step.waitForEvent(event.name)` that
    * has not taken an earlier event takes it, whether it started before or after the send.
    * Resolves the event's id (the given one or a fresh one) and its transport seq. Events sent to
-   * a finished workflow are dropped.
+   * a finished workflow are dropped. The execution must exist (a misspelt id fails here); with
+   * `ifMissing: 'queue'` the event is sent anyway and waits for a `start()` of that id.
+   * @throws LeaseholdError NOT_FOUND if there is no such execution, WORKFLOW_UNKNOWN if it is not a workflow.
    * @throws TypeError / RangeError for a bad id, name, unknown key, or a payload JSON cannot keep.
    */
-  async send(executionId: string, event: SendWorkflowEvent, options?: { priority?: number }): Promise<{ id: string; seq: number }> {
+  async send(executionId: string, event: SendWorkflowEvent, options?: { priority?: number; ifMissing?: 'refuse' | 'queue' }): Promise<{ id: string; seq: number }> {
     checkId('executionId', executionId);
     checkOptions('event', event, ['name', 'payload', 'id']);
     checkId('event.name', event.name);
     if (event.id !== undefined) checkId('event.id', event.id);
     const payload = jsonCopy('event.payload', event.payload);
-    checkOptions('options', options, ['priority'], true);
+    checkOptions('options', options, ['priority', 'ifMissing'], true);
     if (options?.priority !== undefined) checkInteger('options.priority', options.priority, 0, 4);
+    const ifMissing = checkChoice('options.ifMissing', options?.ifMissing, IF_MISSING, 'refuse');
+    if (ifMissing === 'refuse') await this.#load(executionId);
     const sent: Omit<RuntimeEvent, 'id'> & { id?: string } = { type: EVENT.send, name: event.name };
     if (event.id !== undefined) sent.id = event.id;
     if (payload !== undefined) sent.payload = payload;
-    return this.#runtime.send(executionId, sent, options);
+    return this.#runtime.send(executionId, sent, { priority: options?.priority ?? 0, ifMissing: 'queue' });
   }
 
   /**

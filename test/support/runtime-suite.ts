@@ -62,7 +62,8 @@ export function describeRuntime(name: string, make: MakeRuntimeBackends, caps: R
     });
 
     it('retries an event for an execution that does not exist yet, then handles it once it does', async () => {
-      await worker.send('later', { id: 'early', type: 'place', items: [] });
+      await expect(worker.send('later', { id: 'early', type: 'place', items: [] })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await worker.send('later', { id: 'early', type: 'place', items: [] }, { ifMissing: 'queue' });
       expect(await worker.step()).toMatchObject({ kind: 'missing', executionId: 'later', retryInMs: 100 });
       await worker.createExecution('later', { status: 'new', applied: [] });
       h.clock.advance(101);

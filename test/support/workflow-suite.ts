@@ -235,7 +235,8 @@ export function describeWorkflows(name: string, make: MakeRuntimeBackends): void
     it('keeps an event sent before the workflow was even started', async () => {
       const flow = defineWorkflow('late-start', async (_input: undefined, step: WorkflowStep) => (await step.waitForEvent<string>('go'))!.payload);
       const worker = h.worker('w1', [flow]);
-      await worker.send('wf-1', { name: 'go', payload: 'early bird' });
+      await expect(worker.send('wf-1', { name: 'go', payload: 'early bird' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await worker.send('wf-1', { name: 'go', payload: 'early bird' }, { ifMissing: 'queue' });
       expect(kinds(await drain([worker]))).toEqual(['missing']);
       await worker.start(flow, 'wf-1');
       h.clock.advance(101);
