@@ -11,7 +11,7 @@ export type { Clock } from './clock.js';
 export type { SqlDatabase, SqlRow, SqlStatement, SqlValue } from './sqlite/driver.js';
 
 // The transport: a durable queue of events in groups, delivered under leases.
-export { InMemoryTransport } from './transport/memory.js';
+export { InMemoryTransport, type InMemoryTransportOptions } from './transport/memory.js';
 export { SqliteTransport } from './transport/sqlite.js';
 export { DEFAULT_QUEUE, isChangeNotifier, MAX_BATCH, MESSAGE_STATES } from './transport/contract.js';
 // One queue over N transports (N Durable Objects, N named queues): a group lives in the part its

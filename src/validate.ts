@@ -144,40 +144,79 @@ export function readClock(clock: () => number): number {
  * null, arrays and plain objects of them) and hands anything else — toJSON, a collection, a
  * cycle, a nesting deeper than 64 — to toJson itself, which throws or accepts it. For the
  * in-memory transport, which keeps the very object: encoding a 10 KB event to check it cost
- * more than the publish.
- * @throws TypeError as {@link toJson}.
+ * more than the publish. With `maxBytes`, also refuses a value whose JSON is larger, as
+ * {@link checkJsonBytes} does.
+ * @throws TypeError as {@link toJson}; RangeError for a value over `maxBytes`.
  */
-export function checkJson(name: string, value: unknown): void {
-  if (!isPlainJson(value, false, [])) toJson(name, value);
+export function checkJson(name: string, value: unknown, maxBytes = Infinity): void {
+  const bound = plainJsonBound(value, false, []);
+  // The bound vouches for the size too: only an event near the limit is encoded to be measured.
+  if (bound >= 0 && bound <= maxBytes) return;
+  checkJsonBytes(name, toJson(name, value), maxBytes);
 }
 
-function isPlainJson(value: unknown, isProperty: boolean, parents: object[]): boolean {
+/**
+ * An upper bound on the UTF-8 bytes of `value`'s JSON when the walk vouches for it as plain
+ * data, else -1. A string is counted at 6 bytes a code unit (`\u0000`), a number at 24.
+ */
+function plainJsonBound(value: unknown, isProperty: boolean, parents: object[]): number {
   switch (typeof value) {
     case 'string':
+      return 2 + 6 * value.length;
     case 'boolean':
-      return true;
+      return 5;
     case 'number':
-      return Number.isFinite(value);
+      return Number.isFinite(value) ? 24 : -1;
     case 'undefined':
-      return isProperty; // dropped from an object; refused at the top or in an array
+      return isProperty ? 0 : -1; // dropped from an object; refused at the top or in an array
     case 'object': {
-      if (value === null) return true;
-      if (parents.length >= 64 || parents.includes(value)) return false;
-      if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
+      if (value === null) return 4;
+      if (parents.length >= 64 || parents.includes(value)) return -1;
+      if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return -1;
       parents.push(value);
-      let plain = true;
+      let bound = 2;
       if (Array.isArray(value)) {
-        for (let i = 0; i < value.length && plain; i++) plain = isPlainJson(value[i], false, parents);
+        for (let i = 0; i < value.length && bound >= 0; i++) {
+          const item = plainJsonBound(value[i], false, parents);
+          bound = item < 0 ? -1 : bound + item + 1;
+        }
       } else {
         const proto = Object.getPrototypeOf(value) as unknown;
-        if (proto !== Object.prototype && proto !== null) plain = false;
-        else for (const key of Object.keys(value)) if (!(plain = isPlainJson((value as Record<string, unknown>)[key], true, parents))) break;
+        if (proto !== Object.prototype && proto !== null) bound = -1;
+        else {
+          for (const key of Object.keys(value)) {
+            const item = plainJsonBound((value as Record<string, unknown>)[key], true, parents);
+            if (item < 0) {
+              bound = -1;
+              break;
+            }
+            bound += 4 + 6 * key.length + item;
+          }
+        }
       }
       parents.pop();
-      return plain;
+      return bound;
     }
     default:
-      return false;
+      return -1;
+  }
+}
+
+/**
+ * Refuses an event whose JSON (`json`, as {@link toJson} made it) is more than `maxBytes` bytes
+ * of UTF-8, counted without encoding it.
+ * @throws RangeError naming `name`, its size and the limit.
+ */
+export function checkJsonBytes(name: string, json: string, maxBytes: number): void {
+  if (json.length * 3 <= maxBytes) return; // a UTF-16 code unit is at most 3 bytes of UTF-8
+  let bytes = 0;
+  for (let i = 0; i < json.length; i++) {
+    const unit = json.charCodeAt(i);
+    // A surrogate pair is 4 bytes: 2 for each half. JSON.stringify escapes a lone surrogate.
+    bytes += unit < 0x80 ? 1 : unit < 0x800 || (unit >= 0xd800 && unit < 0xe000) ? 2 : 3;
+  }
+  if (bytes > maxBytes) {
+    throw new RangeError(`${name} is ${bytes} bytes of JSON, over the queue's maxEventBytes (${maxBytes}): publish a reference to a large payload instead`);
   }
 }
 

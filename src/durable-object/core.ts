@@ -11,6 +11,8 @@ import { checkInteger, checkObject, checkOptions } from '../validate.js';
 export interface ObjectOptions {
   /** The transport's `maxAttempts` (dead letters); default unlimited. */
   maxAttempts?: number;
+  /** The transport's `maxEventBytes`: the largest event, in bytes of JSON; default 1 MiB. */
+  maxEventBytes?: number;
   /** The store's `traceMax`; default 200. */
   traceMax?: number;
   /** The queues' `onDeadLetter` (see `TransportOptions`); left out, each queue keeps its own (`'continue'` for a new one). */
@@ -19,13 +21,15 @@ export interface ObjectOptions {
 
 /** Checks `options` as the constructors would, naming the bad field. */
 export function checkObjectOptions(options: unknown): ObjectOptions {
-  checkOptions('options', options, ['maxAttempts', 'traceMax', 'onDeadLetter'], true);
-  const { maxAttempts, traceMax, onDeadLetter } = (options ?? {}) as ObjectOptions;
+  checkOptions('options', options, ['maxAttempts', 'maxEventBytes', 'traceMax', 'onDeadLetter'], true);
+  const { maxAttempts, maxEventBytes, traceMax, onDeadLetter } = (options ?? {}) as ObjectOptions;
   if (maxAttempts !== undefined) checkInteger('options.maxAttempts', maxAttempts, 1, Number.MAX_SAFE_INTEGER);
+  if (maxEventBytes !== undefined) checkInteger('options.maxEventBytes', maxEventBytes, 1, Number.MAX_SAFE_INTEGER);
   if (traceMax !== undefined) checkInteger('options.traceMax', traceMax, 0, Number.MAX_SAFE_INTEGER);
   if (onDeadLetter !== undefined) checkTransportOptions({ onDeadLetter });
   return {
     ...(maxAttempts === undefined ? {} : { maxAttempts }),
+    ...(maxEventBytes === undefined ? {} : { maxEventBytes }),
     ...(traceMax === undefined ? {} : { traceMax }),
     ...(onDeadLetter === undefined ? {} : { onDeadLetter }),
   };

@@ -30,6 +30,8 @@ import type { DurableObjectStateLike, WebSocketLike } from './types.js';
 /** Bindings a leasehold object reads. All optional. */
 export interface LeaseholdEnv {
   LEASEHOLD_MAX_ATTEMPTS?: string;
+  /** The largest event, in bytes of its JSON (default 1 MiB). */
+  LEASEHOLD_MAX_EVENT_BYTES?: string;
   LEASEHOLD_TRACE_MAX?: string;
   /** The queues' `onDeadLetter`: `continue` or `hold`. */
   LEASEHOLD_ON_DEAD_LETTER?: string;
@@ -37,7 +39,8 @@ export interface LeaseholdEnv {
 
 /**
  * The Durable Object class. Subclass it to set options in code (`override options()`), or set
- * `LEASEHOLD_MAX_ATTEMPTS` / `LEASEHOLD_TRACE_MAX` / `LEASEHOLD_ON_DEAD_LETTER` bindings. Declare it with SQLite storage
+ * `LEASEHOLD_MAX_ATTEMPTS` / `LEASEHOLD_MAX_EVENT_BYTES` / `LEASEHOLD_TRACE_MAX` /
+ * `LEASEHOLD_ON_DEAD_LETTER` bindings. Declare it with SQLite storage
  * (wrangler: `new_sqlite_classes`).
  *
  * Every transport and store method is also a method of the object (Workers RPC). Over raw RPC a
@@ -61,10 +64,12 @@ export class LeaseholdObject<Env extends LeaseholdEnv = LeaseholdEnv> extends Du
   options(): ObjectOptions {
     const number = (text: string | undefined) => (text === undefined || text === '' ? undefined : Number(text));
     const maxAttempts = number(this.env?.LEASEHOLD_MAX_ATTEMPTS);
+    const maxEventBytes = number(this.env?.LEASEHOLD_MAX_EVENT_BYTES);
     const traceMax = number(this.env?.LEASEHOLD_TRACE_MAX);
     const onDeadLetter = this.env?.LEASEHOLD_ON_DEAD_LETTER || undefined;
     return {
       ...(maxAttempts === undefined ? {} : { maxAttempts }),
+      ...(maxEventBytes === undefined ? {} : { maxEventBytes }),
       ...(traceMax === undefined ? {} : { traceMax }),
       ...(onDeadLetter === undefined ? {} : { onDeadLetter: onDeadLetter as ObjectOptions['onDeadLetter'] }),
     };

@@ -28,7 +28,7 @@ import type {
   TransportSnapshot,
   TransportStats,
 } from '../transport/contract.js';
-import { checkDuration, checkId, readClock, toJson } from '../validate.js';
+import { checkDuration, checkId, checkJsonBytes, readClock, toJson } from '../validate.js';
 import type { PgDatabase } from './driver.js';
 import { checkIndexedId, decodeId, encodeId } from './ids.js';
 import { type DeadJson, deadLettersFrom, deadLettersSelect, groupInspectionFrom, inspectQuery, snapshotFrom, type InspectRow, type StatsRow, statsFrom, statsQuery } from './inspect.js';
@@ -87,6 +87,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
   readonly #db: PgDatabase;
   readonly #clock: (() => number) | null;
   readonly #maxAttempts: number | null;
+  readonly #maxEventBytes: number;
   readonly #schema: string;
   readonly #queueName: string;
   /** The `onDeadLetter` asked for (null: the queue's); checked against the queue's when it opens. */
@@ -107,7 +108,8 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
    * @throws TypeError / RangeError for a bad option.
    */
   constructor(db: PgDatabase, options?: PostgresTransportOptions) {
-    const { maxAttempts, queue, onDeadLetter } = checkTransportOptions(options, ['schema']);
+    const { maxAttempts, maxEventBytes, queue, onDeadLetter } = checkTransportOptions(options, ['schema']);
+    this.#maxEventBytes = maxEventBytes;
     this.#requestedPolicy = onDeadLetter;
     if (typeof db !== 'object' || db === null || typeof db.query !== 'function' || typeof db.transaction !== 'function') {
       throw new TypeError('db must be an open PgDatabase (from fromPg or fromPglite)');
@@ -196,6 +198,7 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     if (key !== null) checkIndexedId('options.key', key);
     afterGroups.forEach((group) => checkIndexedId('options.after.group', group));
     const json = toJson('event', event);
+    checkJsonBytes('event', json, this.#maxEventBytes);
     const { now, q, heard } = await this.#begin(true);
     const args = [q.id, q.seqs, encodeId(groupId), json, priority, key === null ? null : encodeId(key), delayMs, now, q.channel];
     const seqs = (n: number) => `ARRAY(SELECT e::bigint FROM json_array_elements_text($${n}::json) e)`;
@@ -219,8 +222,10 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
       checkIndexedId(`items[${i}].groupId`, groupId);
       if (args.key !== null) checkIndexedId(`items[${i}].options.key`, args.key);
       args.afterGroups.forEach((group) => checkIndexedId(`items[${i}].options.after.group`, group));
+      const json = toJson(`items[${i}].event`, event);
+      checkJsonBytes(`items[${i}].event`, json, this.#maxEventBytes);
       return [
-        encodeId(groupId), toJson(`items[${i}].event`, event), args.priority, args.key === null ? null : encodeId(args.key), args.delayMs, args.onDuplicate,
+        encodeId(groupId), json, args.priority, args.key === null ? null : encodeId(args.key), args.delayMs, args.onDuplicate,
         args.after, args.debounceMs, args.maxWaitMs, args.afterGroups.map(encodeId),
       ];
     });

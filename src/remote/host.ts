@@ -52,6 +52,8 @@ export interface CallTracer {
 export interface SqlHostOptions {
   /** The transports' `maxAttempts` (dead letters). */
   maxAttempts?: number;
+  /** The transports' `maxEventBytes` (default 1 MiB). */
+  maxEventBytes?: number;
   /** The transports' `onDeadLetter` (left out: each queue's own, `'continue'` for a new one). */
   onDeadLetter?: DeadLetterPolicy;
   /** The store's `traceMax`. */
@@ -129,8 +131,13 @@ export class SqlHost {
   transport(queue: string = DEFAULT_QUEUE): SqliteTransport {
     let transport = this.#transports.get(queue);
     if (!transport) {
-      const { maxAttempts, onDeadLetter } = this.#options;
-      transport = new SqliteTransport(this.#backendDb, { queue, ...(maxAttempts === undefined ? {} : { maxAttempts }), ...(onDeadLetter === undefined ? {} : { onDeadLetter }) });
+      const { maxAttempts, maxEventBytes, onDeadLetter } = this.#options;
+      transport = new SqliteTransport(this.#backendDb, {
+        queue,
+        ...(maxAttempts === undefined ? {} : { maxAttempts }),
+        ...(maxEventBytes === undefined ? {} : { maxEventBytes }),
+        ...(onDeadLetter === undefined ? {} : { onDeadLetter }),
+      });
       this.#transports.set(queue, transport);
     }
     return transport;

@@ -323,6 +323,14 @@ export interface TransportOptions {
    */
   maxAttempts?: number;
   /**
+   * The largest event this transport publishes, in bytes of its JSON (UTF-8): a larger one is
+   * refused with a `RangeError` naming its size, before anything is written. Default 1,048,576
+   * (1 MiB) on every backend — under a Durable Object's 2 MB row, and small enough that a
+   * snapshot of a queue stays readable. A merge's result is not measured (a shallow merge is
+   * bounded by the keys it unites). Checked per transport, not kept with the queue.
+   */
+  maxEventBytes?: number;
+  /**
    * What a dead letter does to its group: `'continue'` (the group goes on with its next message)
    * or `'hold'` (the group delivers nothing more until the dead letter is redriven, back to the
    * group's head, or discarded): the answer when a group's messages depend on each other, as a

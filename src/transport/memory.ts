@@ -14,7 +14,7 @@
  * inspect in `memory/snapshot.ts`.
  */
 import { ClosedError, LeaseholdError, LeaseLostError } from '../errors.js';
-import { checkDuration, checkId, checkJson, readClock } from '../validate.js';
+import { checkChoice, checkDuration, checkId, checkJson, checkJsonBytes, readClock, toJson } from '../validate.js';
 import {
   checkClaim,
   checkClaimMany,
@@ -59,17 +59,38 @@ import { bury, deadLetters, discard, redrive } from './memory/dead.js';
 import { type Group, MemoryQueue, type Message } from './memory/queue.js';
 import { inspectGroupOf, inspectOf, statsOf } from './memory/snapshot.js';
 
+/** Options of an {@link InMemoryTransport}: the transport options, and how it keeps events. */
+export interface InMemoryTransportOptions extends TransportOptions {
+  /**
+   * `'identity'` (default): each event object itself is kept, and a claim returns the very
+   * object that was published — the fastest, and what the seed describes; a `Date` stays a
+   * `Date`, and a change to the object after the publish, or by a handler before a nack,
+   * changes the queued message. `'json'`: a JSON copy is kept and every claim, snapshot and dead
+   * letter hands out a fresh copy, as the SQL backends do (a `Date` comes back as its string,
+   * nothing the caller does to an object reaches the queue): for tests of code that will run on
+   * SQLite, PostgreSQL, the browser or a Durable Object.
+   */
+  events?: 'identity' | 'json';
+}
+
+/** A fresh copy of a value already known to be plain JSON. */
+const jsonCopy = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
 /**
- * The in-memory transport. Keeps each event object itself (a claim returns the very object that
- * was published), yet refuses the events the SQL backends refuse (a cycle, a BigInt, a function,
- * `undefined`, NaN, a Map…: a TypeError naming the value), so that code tested against it runs
- * unchanged on them. Nothing survives the process.
+ * The in-memory transport. By default keeps each event object itself (a claim returns the very
+ * object that was published; `events: 'json'` keeps copies instead), yet refuses the events the
+ * SQL backends refuse (a cycle, a BigInt, a function, `undefined`, NaN, a Map…: a TypeError
+ * naming the value), so that code tested against it runs unchanged on them. Nothing survives
+ * the process.
  */
 export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotifier {
   readonly #clock: () => number;
   /** The queue's name (`options.queue`), which its leases carry. */
   readonly #queueName: string;
   readonly #maxAttempts: number;
+  readonly #maxEventBytes: number;
+  /** `events: 'json'`: events are kept and handed out as copies. */
+  readonly #copies: boolean;
   readonly #policy: DeadLetterPolicy;
   readonly #queue = new MemoryQueue<E>();
   /** This transport's origin: an in-memory database is made with the transport. */
@@ -77,11 +98,14 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   #closed = false;
 
   /**
-   * @param options `clock` (default `Date.now`) and `maxAttempts` (default unlimited).
+   * @param options the transport options (`clock`, default `Date.now`; `maxAttempts`, default
+   *   unlimited; …) and `events` (`'identity'`, default, or `'json'`).
    * @throws TypeError / RangeError for a bad option.
    */
-  constructor(options?: TransportOptions) {
-    const { clock, maxAttempts, queue, onDeadLetter } = checkTransportOptions(options);
+  constructor(options?: InMemoryTransportOptions) {
+    const { clock, maxAttempts, maxEventBytes, queue, onDeadLetter } = checkTransportOptions(options, ['events']);
+    this.#copies = checkChoice('options.events', options?.events, ['identity', 'json'], 'identity') === 'json';
+    this.#maxEventBytes = maxEventBytes;
     this.#queueName = queue;
     this.#policy = onDeadLetter ?? 'continue';
     this.#clock = clock;
@@ -91,14 +115,13 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
   async publish(groupId: string, event: E, options?: PublishOptions): Promise<number> {
     const args = checkPublish(groupId, options);
     // Refused exactly as the SQL backends refuse it, so code tested in memory runs on them.
-    checkJson('event', event);
+    const kept = this.#keep('event', event);
     this.#ensureOpen();
-    return this.#publish(groupId, event, args, this.#waits(args) ? readClock(this.#clock) : 0);
+    return this.#publish(groupId, kept, args, this.#waits(args) ? readClock(this.#clock) : 0);
   }
 
   async publishMany(items: readonly PublishItem<E>[]): Promise<number[]> {
-    const checked = checkPublishItems<E>(items);
-    checked.forEach((item, i) => checkJson(`items[${i}].event`, item.event));
+    const checked = checkPublishItems<E>(items).map((item, i) => ({ ...item, event: this.#keep(`items[${i}].event`, item.event) }));
     this.#ensureOpen();
     const now = checked.some((item) => this.#waits(item.args)) ? readClock(this.#clock) : 0;
     // `after` names seqs issued before the batch (an item's own seq is not known until it
@@ -106,6 +129,23 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     const lastSeq = this.#queue.lastSeq;
     for (const { args } of checked) for (const seq of args.after) if (seq > lastSeq) throw neverIssued(seq, lastSeq);
     return checked.map(({ groupId, event, args }) => this.#publish(groupId, event, args, now));
+  }
+
+  /** The event as it is kept: checked as the SQL backends check it; in `'json'` mode, their JSON copy. */
+  #keep(name: string, event: E): E {
+    if (!this.#copies) {
+      checkJson(name, event, this.#maxEventBytes);
+      return event;
+    }
+    const json = toJson(name, event);
+    checkJsonBytes(name, json, this.#maxEventBytes);
+    return JSON.parse(json) as E;
+  }
+
+  /** Copies of the events in what a read hands out (`'json'` mode), so a caller's change never reaches the queue. */
+  #out<T extends { event: E }>(items: T[]): T[] {
+    if (this.#copies) for (const item of items) item.event = jsonCopy(item.event);
+    return items;
   }
 
   /** Whether a publish with `args` needs the clock: a delay or a window (a live lease is read with it too, but only then). */
@@ -332,18 +372,24 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
 
   async inspect(): Promise<TransportSnapshot<E>> {
     this.#ensureOpen();
-    return inspectOf(this.#queue, readClock(this.#clock));
+    const snapshot = inspectOf(this.#queue, readClock(this.#clock));
+    for (const group of snapshot.groups) this.#out(group.messages);
+    this.#out(snapshot.deadLetters);
+    return snapshot;
   }
 
   async inspectGroup(groupId: string): Promise<GroupInspection<E>> {
     checkId('groupId', groupId);
     this.#ensureOpen();
-    return inspectGroupOf(this.#queue, groupId, readClock(this.#clock));
+    const inspection = inspectGroupOf(this.#queue, groupId, readClock(this.#clock));
+    if (inspection.group) this.#out(inspection.group.messages);
+    this.#out(inspection.deadLetters);
+    return inspection;
   }
 
   async deadLetters(): Promise<DeadLetter<E>[]> {
     this.#ensureOpen();
-    return deadLetters(this.#queue);
+    return this.#out(deadLetters(this.#queue));
   }
 
   async redrive(seq: number): Promise<number> {
@@ -457,7 +503,7 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     return {
       seq: message.seq,
       groupId: message.groupId,
-      event: message.event,
+      event: this.#copies ? jsonCopy(message.event) : message.event,
       workerId: message.holder!,
       attempt: message.attempt,
       expiresAt: message.expiry!,

@@ -180,23 +180,28 @@ export function checkSeq(seq: unknown): asserts seq is number {
   checkInteger('seq', seq, 1, Number.MAX_SAFE_INTEGER);
 }
 
+/** The largest event a queue takes unless its transport says otherwise: 1 MiB of JSON. */
+export const DEFAULT_MAX_EVENT_BYTES = 1_048_576;
+
 /** The transport options; `extra` names a backend's own (PostgreSQL's `schema`). */
 export function checkTransportOptions(
   options: TransportOptions | undefined,
   extra: readonly string[] = [],
-): { clock: () => number; maxAttempts: number; queue: string; onDeadLetter: DeadLetterPolicy | null } {
-  checkOptions('options', options, ['clock', 'maxAttempts', 'onDeadLetter', 'queue', ...extra], true);
+): { clock: () => number; maxAttempts: number; maxEventBytes: number; queue: string; onDeadLetter: DeadLetterPolicy | null } {
+  checkOptions('options', options, ['clock', 'maxAttempts', 'maxEventBytes', 'onDeadLetter', 'queue', ...extra], true);
   const queue = options?.queue ?? DEFAULT_QUEUE;
   checkId('options.queue', queue);
   const clock: unknown = options?.clock ?? Date.now;
   if (typeof clock !== 'function') throw new TypeError('options.clock must be a function returning milliseconds');
   const maxAttempts = options?.maxAttempts;
   if (maxAttempts !== undefined) checkInteger('options.maxAttempts', maxAttempts, 1, Number.MAX_SAFE_INTEGER);
+  const maxEventBytes = options?.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
+  checkInteger('options.maxEventBytes', maxEventBytes, 1, Number.MAX_SAFE_INTEGER);
   const onDeadLetter = options?.onDeadLetter;
   if (onDeadLetter !== undefined && onDeadLetter !== 'continue' && onDeadLetter !== 'hold') {
     throw new RangeError(`options.onDeadLetter must be 'continue' or 'hold', got ${JSON.stringify(onDeadLetter) ?? String(onDeadLetter)}`);
   }
-  return { clock: clock as () => number, maxAttempts: maxAttempts ?? Infinity, queue, onDeadLetter: onDeadLetter ?? null };
+  return { clock: clock as () => number, maxAttempts: maxAttempts ?? Infinity, maxEventBytes, queue, onDeadLetter: onDeadLetter ?? null };
 }
 
 /**

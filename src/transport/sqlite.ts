@@ -26,7 +26,7 @@ import type { SqlDatabase, SqlStatement } from '../sqlite/driver.js';
 import { migrate } from '../sqlite/schema.js';
 import { batchAck, batchLease, CREATE_QUEUE, ORIGIN, QUEUE_BY_NAME, SET_QUEUE_POLICY, TRANSPORT_STATEMENTS, type TransportStatement } from '../sqlite/sql/transport.js';
 import { BLOCKED } from '../locks.js';
-import { checkDuration, checkId, readClock, toJson } from '../validate.js';
+import { checkDuration, checkId, checkJsonBytes, readClock, toJson } from '../validate.js';
 import {
   checkClaim,
   checkClaimMany,
@@ -102,6 +102,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
   readonly #db: SqlDatabase;
   readonly #clock: () => number;
   readonly #maxAttempts: number;
+  readonly #maxEventBytes: number;
   /** The queue's id in the tables (its name lives in lh_counters). */
   readonly #queue: number;
   /** The queue's name, which its leases carry. */
@@ -123,7 +124,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
    * @throws TypeError / RangeError for a bad option; StorageError if the schema cannot be created.
    */
   constructor(db: SqlDatabase, options?: TransportOptions) {
-    const { clock, maxAttempts, queue, onDeadLetter } = checkTransportOptions(options);
+    const { clock, maxAttempts, maxEventBytes, queue, onDeadLetter } = checkTransportOptions(options);
     if (typeof db !== 'object' || db === null || typeof db.prepare !== 'function') {
       throw new TypeError('db must be an open SqlDatabase (from openWasmDatabase, openBetterSqliteDatabase or the browser host)');
     }
@@ -132,6 +133,7 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     this.#queueName = queue;
     // SQLite compares against a bound integer; 'unlimited' becomes the largest safe one.
     this.#maxAttempts = Math.min(maxAttempts, Number.MAX_SAFE_INTEGER);
+    this.#maxEventBytes = maxEventBytes;
     migrate(db);
     this.#sql = Object.fromEntries(Object.entries(TRANSPORT_STATEMENTS).map(([name, sql]) => [name, db.prepare(sql)])) as Record<TransportStatement, SqlStatement>;
     // The policy is the queue's: the first transport that names one sets it, the others must agree.
@@ -269,10 +271,15 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     publish: (groupId, event, options) => {
       const args = checkPublish(groupId, options);
       const json = toJson('event', event);
+      checkJsonBytes('event', json, this.#maxEventBytes);
       return inTransaction((now) => changed(this.#publish(groupId, json, args, now())));
     },
     publishMany: (items) => {
-      const checked = checkPublishItems<E>(items).map((item, i) => ({ ...item, json: toJson(`items[${i}].event`, item.event) }));
+      const checked = checkPublishItems<E>(items).map((item, i) => {
+        const json = toJson(`items[${i}].event`, item.event);
+        checkJsonBytes(`items[${i}].event`, json, this.#maxEventBytes);
+        return { ...item, json };
+      });
       if (checked.length === 0) return outsideTransaction(() => unchanged([]));
       return inTransaction((clock) => {
         const now = clock();

@@ -101,6 +101,15 @@ export const transportBackends: TransportBackend[] = [
     },
   },
   {
+    // Keeps JSON copies as the SQL backends do: the suites' `json` rows hold for it too.
+    name: "InMemoryTransport (events: 'json')",
+    caps: { json: true, persistent: false },
+    async make(options) {
+      const clock = new ManualClock(1_000_000);
+      return { transport: new InMemoryTransport({ ...options, clock: clock.now, events: 'json' }), clock, dispose: async () => {} };
+    },
+  },
+  {
     name: 'SqliteTransport on sqlite-wasm (:memory:)',
     caps: { json: true, persistent: false, namedQueues: true },
     make: (options) => sqlHarness(() => openWasmDatabase(), options),
