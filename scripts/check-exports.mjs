@@ -18,7 +18,7 @@ const expected = {
   './watch': ['watchQueue', 'queueStatus', 'groupStatus', 'syncState', 'GROUP_STATES'],
   './workflow': ['defineWorkflow', 'Workflows', 'WorkflowNondeterminismError', 'ChildWorkflowError'],
   './schedule': ['Schedules', 'CATCH_UP', 'slotEventId'],
-  './inspector': ['defineInspector', 'httpTransport', 'QueueView', 'DeadLettersView'],
+  './inspector': ['defineInspector', 'httpTransport', 'QueueView', 'DeadLettersView', 'TimelinePanel', 'defaultPreview', 'THEME_CSS', 'VIEW_CSS'],
   './inspector/http': ['inspectorHandler'],
   './react': ['useQueueStats', 'usePendingCount', 'useGroupMessages', 'useDeadLetters', 'useSyncStatus', 'useGroupStatus'],
   './http': ['httpDelivery', 'reportLostOrigin'],
