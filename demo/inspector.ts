@@ -11,7 +11,8 @@ if (http) {
   const { httpTransport } = await import('leasehold/inspector');
   transport = httpTransport(http);
 } else {
-  w.db = await openBrowserDatabase({ name: params.get('db') ?? 'inspector-app', maxAttempts: 1 });
+  // ?hold=yes: a refused message holds its group, as a record's create does in an outbox.
+  w.db = await openBrowserDatabase({ name: params.get('db') ?? 'inspector-app', maxAttempts: 1, ...(params.get('hold') === 'yes' ? { onDeadLetter: 'hold' as const } : {}) });
   transport = w.db.transport;
 }
 

@@ -24,10 +24,11 @@ export interface Parts {
 const STATES: [string, string][] = [
   ['ready', 'ready: free to claim'],
   ['leased', 'leased: a worker holds it'],
-  ['expired', 'lease ran out: the next claim takes it'],
+  ['expired', 'expired: its lease ran out, the next claim takes it'],
   ['parked', 'parked: nacked with a delay, blocks its group'],
   ['delayed', 'delayed: published to wait, blocks its group until due'],
   ['held', 'held: waits behind its group’s dead letter (lesson 9)'],
+  ['blocked', 'blocked: waits for the messages it names in after (lesson 12)'],
   ['dead', 'dead letter: gave up, or rejected'],
 ];
 

@@ -4,6 +4,7 @@
  */
 import type { MessageSnapshot } from 'leasehold';
 import { seconds } from './clock.ts';
+import { defaultPreview } from '../src/inspector/format.js';
 
 export type LogKind = 'claim' | 'ack' | 'park' | 'retry' | 'refused' | 'late-ack' | 'crash' | 'stall' | 'pause' | 'handled' | 'step' | 'dead' | 'reject' | 'redrive' | 'discard' | 'owner' | 'lost' | 'repeat' | 'edit' | 'info';
 
@@ -67,5 +68,11 @@ export function claimReason(groupId: string, attempt: number, ending: LeaseEndin
   return `delivery ${attempt}: an earlier lease ended`;
 }
 
-/** Events as words: the inspector's own labels, from the source tree. */
-export { eventLabel } from '../src/inspector/format.js';
+/**
+ * An event in a word or two for the log and the trace rings: its `label` (every lesson's event
+ * has one), else the inspector's default preview, from the source tree.
+ */
+export function eventLabel(event: unknown): string {
+  const label = event && typeof event === 'object' ? (event as { label?: unknown }).label : undefined;
+  return typeof label === 'string' ? label : defaultPreview(event);
+}

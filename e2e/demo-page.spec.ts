@@ -103,27 +103,36 @@ test('200 groups and 2,000 messages render and keep animating', async ({ page })
   for (let i = 0; i < 3; i++) await page.getByTestId('add-worker').click();
   await page.getByTestId('speed-4').click();
   await page.getByTestId('play').click();
-  // Frame gaps over two seconds of real time while three workers churn through the backlog.
+  // Frames over two seconds of real time while three workers churn through the backlog. The
+  // wait ends by the clock as well as by frames, so a page that stops drawing fails the count
+  // below with what it drew, not the test's timeout.
   const gaps = await page.evaluate(
     () =>
       new Promise<number[]>((resolve) => {
         const out: number[] = [];
-        let last = performance.now();
+        const start = performance.now();
+        let last = start;
         const tick = (t: number) => {
           out.push(t - last);
           last = t;
-          if (out.length < 120) requestAnimationFrame(tick);
+          if (t - start < 2_000) requestAnimationFrame(tick);
           else resolve(out);
         };
         requestAnimationFrame(tick);
+        setTimeout(() => resolve(out), 2_500);
       }),
   );
-  const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
-  // Reported, not asserted: a frame-time limit fails on a loaded machine whatever the page does.
-  // What is asserted is that the page kept drawing (120 frames came) while the workers acked.
-  console.log(`frame gap at 2,000 messages: mean ${mean.toFixed(1)} ms, max ${Math.max(...gaps).toFixed(1)} ms`);
-  expect(gaps).toHaveLength(120);
+  const summary = `${gaps.length} frames in 2 s, mean gap ${(gaps.reduce((a, b) => a + b, 0) / Math.max(1, gaps.length)).toFixed(1)} ms, max ${Math.max(0, ...gaps).toFixed(1)} ms`;
+  console.log(`at 2,000 messages: ${summary}`);
+  // A floor a user would call frozen (5 frames a second), not a frame-time target: that fails on
+  // a loaded machine whatever the page does.
+  expect(gaps.length, `the page kept drawing while the workers acked: ${summary}`).toBeGreaterThanOrEqual(10);
   await pause(page);
+  await settled(page);
+  // What a user watches for: the clock moved and the backlog shrank, in the queue's own words.
+  expect(Number(await page.getByTestId('clock').getAttribute('data-ms')), 'the demo clock ran').toBeGreaterThan(0);
+  const queued = async () => Number(/(\d+) messages? queued/.exec((await page.getByTestId('queue-summary').textContent()) ?? '')?.[1] ?? NaN);
+  await expect.poll(queued, { message: 'the queue summary shows fewer than 2,000 messages once workers have acked' }).toBeLessThan(2_000);
   await expect(logEntries(page, { kind: 'ack' }).first()).toBeVisible();
 });
 

@@ -65,3 +65,84 @@ test('the inspector pointed at a Node server over the HTTP handler shows the sam
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+/**
+ * What the page's layout clips, measured in the page: every label of the queue view (group
+ * names, state words, card lines, dead letters) whose text is wider or taller than its own box,
+ * and every card cut by its row's edge where the row does not scroll. Each entry names the label
+ * and its text, so a failure says what to look at.
+ */
+function clippedLabels(host: Element): { measured: number; clipped: string[] } {
+  const root = host.shadowRoot!;
+  const labels = root.querySelectorAll<HTMLElement>('.group-name, .group-word, .group-why, .priority, .position, .chip, .chip-top, .chip .state, .chip .attempt, .chip .label, .chip .detail, .more, .dead-letter, .counts, .summary');
+  const out: string[] = [];
+  for (const el of labels) {
+    if (el.getClientRects().length === 0) continue; // not laid out (hidden)
+    // An inline box has no client size to compare with (Firefox reports its text's): a label is a block or a flex or grid item here.
+    if (getComputedStyle(el).display === 'inline') {
+      out.push(`${el.className} "${el.textContent}": an inline box, which this measure cannot read`);
+      continue;
+    }
+    // A box narrower than its text shows a part of it (or an ellipsis); taller, a cut line.
+    if (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1) out.push(`${el.className} "${el.textContent}": text ${el.scrollWidth}×${el.scrollHeight} px in a ${el.clientWidth}×${el.clientHeight} px box`);
+    else if (el.textContent?.endsWith('…') && el.title === '' && !el.closest('[title]')) out.push(`${el.className} "${el.textContent}": shortened with no tooltip`);
+  }
+  for (const list of root.querySelectorAll<HTMLElement>('.chips')) {
+    if (getComputedStyle(list).overflowX === 'auto') continue; // a phone scrolls the cards: each whole
+    const edge = list.getBoundingClientRect().right;
+    for (const chip of list.querySelectorAll<HTMLElement>('.chip')) if (chip.getBoundingClientRect().right > edge + 1) out.push(`card "${chip.textContent}" runs past its row's edge`);
+  }
+  return { measured: labels.length, clipped: out };
+}
+
+for (const { width, height } of [
+  { width: 1280, height: 900 },
+  { width: 390, height: 844 },
+]) {
+  test(`at ${width} px wide the inspector shows an event's fields and a held group's full state, and clips no label`, async ({ page }, testInfo) => {
+    await page.setViewportSize({ width, height });
+    await page.goto(`/inspector.html?db=${uniqueName('inspector-fit')}&hold=yes`);
+    await expect(page.locator('#status')).toHaveText('ready');
+    const uuid = '3f2a9c1e-7b4d-4e1f-9a2b-0c1d2e3f4a5b';
+    const refused = await page.evaluate(async (uuid) => {
+      const t = (window as any).db.transport;
+      // A record whose create the server refuses: a dead letter holding its group, an edit behind it.
+      await t.publish('contact-42', { op: 'create', name: 'Ann Lee' });
+      const create = await t.claim('w1', 60_000);
+      await t.reject(create, 'the server said 422: the e-mail address is already taken by another contact');
+      await t.publish('contact-42', { op: 'edit', name: 'Ann B. Lee' });
+      // A 3-field event whose first field is a uuid, leased by a worker with consume()'s kind of id.
+      await t.publish('note-1', { id: uuid, op: 'update', text: 'buy oat milk' });
+      await t.claim(`consume-${uuid}`, 600_000);
+      // A failure parked with a long reason, and a message waiting on the held record.
+      await t.publish('invoice-2024-000017', { op: 'send' });
+      await t.nack(await t.claim('w2', 60_000), 600_000, 'HTTP 503 Service Unavailable: upstream connect error or disconnect/reset before headers');
+      await t.publish('task-5', { op: 'create' }, { after: { group: 'contact-42' } });
+      for (let i = 1; i <= 8; i++) await t.publish('bulk', { op: 'import', row: i });
+      return create.seq as number;
+    }, uuid);
+    await page.locator('#show').click();
+    const inspector = page.locator('leasehold-inspector');
+    await expect(inspector.getByTestId('inspector-counts')).toHaveText('queued 12 · groups 5 · ready 1 · leased 1 · waiting 1 · blocked 1 · held 1 · dead 1');
+
+    // The event's three fields, the operation first though the uuid came first in it.
+    const note = inspector.locator('[data-testid="group"][data-group="note-1"]');
+    await expect(note.locator('.label')).toHaveText(/^#\d+ op: update · text: buy oat milk · id: 3f2a9c1e…$/);
+    await expect(note.locator('.label')).toHaveAttribute('title', JSON.stringify({ id: uuid, op: 'update', text: 'buy oat milk' }));
+    // Its holder by a short label, the full id a tooltip away.
+    await expect(note.locator('.group-why')).toHaveText('by consume-3f2a');
+    await expect(note.locator('.group-why')).toHaveAttribute('title', `leased by consume-${uuid}`);
+    // The held group: its state word whole, and which dead letter holds it.
+    const held = inspector.locator('[data-testid="group"][data-group="contact-42"]');
+    await expect(held.getByTestId('group-state')).toHaveText('held');
+    await expect(held.locator('.group-why')).toHaveText(`at dead letter #${refused}`);
+    await expect(held.getByTestId('message')).toHaveAttribute('data-state', 'held');
+    await expect(inspector.locator('[data-testid="group"][data-group="task-5"]').getByTestId('group-state')).toHaveText('blocked');
+    await expect(inspector.locator('[data-testid="group"][data-group="invoice-2024-000017"]').getByTestId('group-state')).toHaveText('waiting');
+
+    await page.screenshot({ path: testInfo.outputPath(`inspector-${width}.png`), fullPage: true });
+    const { measured, clipped } = await inspector.evaluate(clippedLabels);
+    expect(measured).toBeGreaterThan(30); // the measure looked at the labels, not at nothing
+    expect(clipped).toEqual([]);
+  });
+}

@@ -116,7 +116,9 @@ const ENTRY_BUDGETS = {
   // 8.6 before the timeline moved in from the demo). Apps load it with import() when shown, so
   // it costs a page nothing until then. 34.9 / 12.6 with the one HTTP client it shares with the
   // Durable Object's (an answer's shape checked, the same errors): 0.13 kB. Its server half.
-  './inspector': 12_800,
+  // 39.0 / 14.1 (12.7 before) with what an operator reads (2026-12-07): the event preview (defaultPreview,
+  // fit, the app's preview checked), the group words of stats() and short worker labels.
+  './inspector': 14_300,
   './inspector/http': 3_000,
   // The two halves of an outbox's HTTP delivery (2026-12-06): httpDelivery and reportLostOrigin,
   // with RetryLaterError / RejectError and the option checks (6.2 / 2.6); the receiver with both

@@ -5,7 +5,7 @@
  */
 import type { DeadLetter } from '../transport/contract.js';
 import { h, setText } from './dom.js';
-import { eventLabel } from './format.js';
+import { checkPreview, type EventPreview, previewText } from './format.js';
 
 /** Options of {@link DeadLettersView}. */
 export interface DeadLettersViewOptions {
@@ -20,6 +20,8 @@ export interface DeadLettersViewOptions {
   onDiscard?: (seq: number, dependents: boolean) => void;
   /** How `deadAt` is written. Default: the local time of day. */
   time?: (ms: number) => string;
+  /** How each dead letter's event is written (see {@link EventPreview}). Default `defaultPreview`. */
+  preview?: EventPreview | null;
 }
 
 /** The list of dead letters; `render` draws a list (reusing nothing: it is short and rarely changes). */
@@ -29,11 +31,27 @@ export class DeadLettersView {
   readonly #list = h('ul', { class: 'dead', attrs: { 'data-testid': 'dead-letters' } });
   readonly #count = h('p', { class: 'hint', attrs: { 'data-testid': 'dead-count' } });
   readonly #options: DeadLettersViewOptions;
+  #preview: EventPreview;
   #key = '';
 
+  /** @throws TypeError if `options.preview` is given and is not a function. */
   constructor(options: DeadLettersViewOptions = {}) {
     this.#options = options;
+    this.#preview = checkPreview('options.preview', options.preview);
     this.el = h('div', {}, this.#count, this.#list);
+  }
+
+  /**
+   * How events are written; null sets the default back. Takes effect at the next `render`.
+   * @throws TypeError for anything but a function or null.
+   */
+  get preview(): EventPreview {
+    return this.#preview;
+  }
+
+  set preview(value: EventPreview | null) {
+    this.#preview = checkPreview('preview', value);
+    this.#key = '';
   }
 
   /** Draws `letters` (in the order given) if they differ from the last ones drawn. */
@@ -48,11 +66,12 @@ export class DeadLettersView {
         const name = `${letter.groupId}#${letter.seq}`;
         const tries = `${letter.attempt} ${letter.attempt === 1 ? 'try' : 'tries'}`;
         const why = letter.reason === null ? tries : `${tries}: ${letter.reason}`;
+        const event = previewText(this.#preview, letter.event);
         return h(
           'li',
           { class: 'dead-letter', attrs: { 'data-testid': 'dead-letter', 'data-seq': String(letter.seq) } },
           h('span', { class: 'state-dead', text: '✕ dead' }),
-          h('span', { text: ` ${name} ${eventLabel(letter.event)} · ${why} · at ${time(letter.deadAt)} ` }),
+          h('span', { class: 'dead-text', text: ` ${name} ${event.text} · ${why} · at ${time(letter.deadAt)} `, attrs: { title: event.full } }),
           onRedrive && h('button', { text: 'Redrive', attrs: { type: 'button', 'aria-label': `redrive ${name}` }, on: { click: () => onRedrive(letter.seq) } }),
           onDiscard && h('button', { text: 'Discard', attrs: { type: 'button', 'aria-label': `discard ${name}` }, on: { click: () => onDiscard(letter.seq, false) } }),
           onDiscard &&

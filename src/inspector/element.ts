@@ -10,6 +10,7 @@ import type { Transport } from '../transport/contract.js';
 import { type QueueWatch, watchQueue } from '../watch/watch.js';
 import { DeadLettersView } from './dead.js';
 import { h, setText } from './dom.js';
+import { checkPreview, type EventPreview } from './format.js';
 import { QueueView } from './queue.js';
 import { THEME_CSS, VIEW_CSS } from './styles.js';
 import { TimelinePanel } from './timeline/panel.js';
@@ -27,9 +28,19 @@ export interface LeaseholdInspectorElement extends HTMLElement {
    * notice) and other processes' changes; null: on notices and hold ends only. Default 1000.
    */
   pollMs: number | null;
+  /**
+   * How a message card and a dead letter write their event: `(event) => string`, shown as text
+   * (never HTML), shortened at a word's end past 120 characters with the whole in a tooltip; a
+   * preview that throws shows why on the card. Default (and after setting null) `defaultPreview`:
+   * a small event whole as JSON, a larger one by its telling fields (`type`, `op`, `text`…)
+   * before its ids. Reading it gives the function in use.
+   * @throws TypeError (on set) for anything but a function or null.
+   */
+  preview: EventPreview | null;
 }
 
-const COUNTS = ['queued', 'groups', 'ready', 'leased', 'waiting', 'held', 'dead'] as const;
+/** The counts line, in stats()'s own words and order of a group's life; the groups' words are these. */
+const COUNTS = ['queued', 'groups', 'ready', 'leased', 'waiting', 'blocked', 'held', 'dead'] as const;
 
 /** Made on first define: `HTMLElement` exists only in a browser, and the entry must import anywhere. */
 function makeClass(): CustomElementConstructor {
@@ -87,6 +98,17 @@ function makeClass(): CustomElementConstructor {
       if (this.isConnected) this.#start();
     }
 
+    get preview(): EventPreview {
+      return this.#queue.preview;
+    }
+
+    set preview(value: EventPreview | null) {
+      const preview = checkPreview('preview', value);
+      this.#queue.preview = preview;
+      this.#dead.preview = preview;
+      this.#draw();
+    }
+
     get database(): { readonly transport: Transport } | null {
       return this.#transport ? { transport: this.#transport } : null;
     }
@@ -107,6 +129,7 @@ function makeClass(): CustomElementConstructor {
 
     attributeChangedCallback(): void {
       const fresh = this.#deadView();
+      fresh.preview = this.#queue.preview;
       this.#dead.el.replaceWith(fresh.el);
       this.#dead = fresh;
       this.#draw();

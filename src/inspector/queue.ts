@@ -1,17 +1,27 @@
 /**
  * The queue, drawn from `inspect()` snapshots: groups in the order the next claims visit them,
- * each with its priority and its FIFO of messages. Keyed DOM: a group row and a message chip
- * are created once and then only their changed text and attributes are written, so 200 groups
- * and 2,000 messages redraw in a frame without layout jumps (every chip has a fixed size).
+ * each with its priority, its state in the words of `stats()` and its FIFO of messages. Keyed
+ * DOM: a group row and a message card are created once and then only their changed text and
+ * attributes are written, so 200 groups and 2,000 messages redraw in a frame. Cards have a fixed
+ * width and wrap their text at word ends, never cutting it; countdowns keep their width
+ * (tabular digits), so time running does not move the layout.
  */
 import type { GroupSnapshot, MessageSnapshot, TransportSnapshot } from '../transport/contract.js';
 import { h, icon, reorder, setAttr, setIcon, setText } from './dom.js';
-import { eventLabel, seconds } from './format.js';
+import { checkPreview, type EventPreview, fit, groupState, previewText, seconds, workerLabel } from './format.js';
 
 /** Chips drawn per group; the rest is counted. Keeps the DOM bounded whatever the backlog. */
 const CHIPS_PER_GROUP = 6;
+/** A failure's reason on a card: the rest is in the card's tooltip. */
+const REASON_MAX = 28;
 
-const STATE_LABEL: Record<MessageSnapshot['state'], string> = { ready: 'ready', leased: 'leased', expired: 'lease ran out', parked: 'parked', delayed: 'delayed', held: 'held at a dead letter', paused: 'paused', blocked: 'waits for another message' };
+/** Options of {@link QueueView}. */
+export interface QueueViewOptions {
+  /** What to say when the queue is empty. Default "The queue is empty." */
+  empty?: string;
+  /** How a message card writes its event (see {@link EventPreview}). Default `defaultPreview`. */
+  preview?: EventPreview | null;
+}
 
 interface Chip {
   el: HTMLLIElement;
@@ -28,7 +38,9 @@ interface Row {
   name: HTMLElement;
   priority: HTMLElement;
   position: HTMLElement;
-  status: HTMLElement;
+  /** The group's state in stats()'s word, and what the user acts on: which dead letter, whose lease… */
+  word: HTMLElement;
+  why: HTMLElement;
   chips: HTMLOListElement;
   more: HTMLLIElement;
   bySeq: Map<number, Chip>;
@@ -48,10 +60,29 @@ export class QueueView {
   /** Chips with a countdown, refreshed every frame between snapshots. */
   #live: Chip[] = [];
 
-  /** @param empty What to say when the queue is empty. */
-  constructor(empty = 'The queue is empty.') {
+  #preview: EventPreview;
+
+  /**
+   * @param options What to say when empty and how to write events; a string is `options.empty`.
+   * @throws TypeError if `options.preview` is given and is not a function.
+   */
+  constructor(options: QueueViewOptions | string = {}) {
+    const { empty = 'The queue is empty.', preview } = typeof options === 'string' ? { empty: options } : options;
+    this.#preview = checkPreview('options.preview', preview);
     setText(this.#empty, empty);
     this.el = h('div', { class: 'queue' }, this.#summary, this.#empty, this.#list);
+  }
+
+  /**
+   * How cards write events; null sets the default back. Takes effect at the next `render`.
+   * @throws TypeError for anything but a function or null.
+   */
+  get preview(): EventPreview {
+    return this.#preview;
+  }
+
+  set preview(value: EventPreview | null) {
+    this.#preview = checkPreview('preview', value);
   }
 
   /** Draws `snapshot`, reusing the elements of groups and messages it drew before. */
@@ -70,7 +101,7 @@ export class QueueView {
         this.#rows.set(group.groupId, row);
       }
       order.push(row.el);
-      const free = !group.inFlight && group.messages.length > 0 && stoppedBy(group) === null;
+      const free = groupState(group).word === 'ready';
       this.#updateRow(row, group, index, free && next, snapshot.now);
       if (free) next = false;
       for (const chip of row.bySeq.values()) if (chip.message.expiresAt !== null) live.push(chip);
@@ -98,37 +129,44 @@ export class QueueView {
     const name = h('span', { class: 'group-name', text: groupId });
     const priority = h('span', { class: 'priority' });
     const position = h('span', { class: 'position' });
-    const status = h('span', { class: 'group-status' });
+    const word = h('b', { class: 'group-word', attrs: { 'data-testid': 'group-state' } });
+    const why = h('span', { class: 'group-why' });
     const chips = h('ol', { class: 'chips', attrs: { 'aria-label': 'Messages, oldest first' } });
     const more = h('li', { class: 'more' });
-    const el = h('li', { class: 'group', attrs: { 'data-testid': 'group', 'data-group': groupId } }, h('div', { class: 'group-head' }, h('div', { class: 'group-title' }, position, name), h('div', { class: 'group-meta' }, priority, status)), chips);
-    return { el, name, priority, position, status, chips, more, bySeq: new Map() };
+    const el = h('li', { class: 'group', attrs: { 'data-testid': 'group', 'data-group': groupId } }, h('div', { class: 'group-head' }, h('div', { class: 'group-title' }, position, name), h('div', { class: 'group-meta' }, priority, word, why)), chips);
+    return { el, name, priority, position, word, why, chips, more, bySeq: new Map() };
   }
 
   #updateRow(row: Row, group: GroupSnapshot, index: number, isNext: boolean, now: number): void {
     setText(row.position, `${index + 1}.`);
     setText(row.priority, `P${group.priority}`);
     setAttr(row.priority, 'title', `priority ${group.priority}: workers with a floor above ${group.priority} skip this group`);
+    const { word, why } = groupState(group);
     const head = group.messages[0];
-    const waiting = head?.state === 'parked' || head?.state === 'delayed' ? head.state : null;
-    const stopped = stoppedBy(group);
-    const status =
-      stopped === 'held'
-        ? `held at dead letter #${String(group.heldBy)}`
-        : stopped === 'paused'
-          ? 'paused'
-          : stopped === 'blocked'
-            ? 'blocked: waits for another message'
-            : waiting
-              ? `blocked: ${waiting}`
-              : group.inFlight
-                ? 'blocked: in flight'
-                : isNext
-                  ? 'next to claim'
-                  : 'waiting its turn';
-    setText(row.status, status);
-    setAttr(row.el, 'data-status', stopped ?? waiting ?? (group.inFlight ? 'in-flight' : isNext ? 'next' : 'waiting'));
+    // The word is stats()'s; the words after it say what a user acts on (which dead letter,
+    // which messages, whose lease).
+    const after = head?.waitsFor.length ? `after #${head.waitsFor.join(', #')}` : 'after other messages';
+    const detail =
+      word === 'held'
+        ? `at dead letter #${String(group.heldBy)}`
+        : word === 'blocked'
+          ? head?.state === 'paused' ? `${after}, paused` : after
+          : word === 'leased'
+            ? `by ${workerLabel(head?.holder ?? '')}`
+            : word === 'waiting'
+              ? why!
+              : isNext
+                ? 'next to claim'
+                : 'in line';
+    setText(row.word, word);
+    setText(row.why, detail);
+    setAttr(row.why, 'title', word === 'leased' ? `leased by ${head?.holder ?? ''}` : null);
+    setAttr(row.el, 'data-state', word);
+    setAttr(row.el, 'data-status', word === 'waiting' ? why : word === 'ready' ? (isNext ? 'next' : 'ready') : word);
+    this.#updateChips(row, group, now);
+  }
 
+  #updateChips(row: Row, group: GroupSnapshot, now: number): void {
     const shown = group.messages.slice(0, CHIPS_PER_GROUP);
     const keep = new Set(shown.map((m) => m.seq));
     for (const [seq, chip] of row.bySeq) {
@@ -144,7 +182,7 @@ export class QueueView {
         row.bySeq.set(message.seq, chip);
       }
       if (row.chips.children[i] !== chip.el) row.chips.insertBefore(chip.el, row.chips.children[i] ?? null);
-      updateChip(chip, message, now);
+      updateChip(chip, message, now, this.#preview);
     });
     const hidden = group.messages.length - shown.length;
     setText(row.more, `+${hidden} more`);
@@ -163,46 +201,45 @@ export class QueueView {
   }
 }
 
-/** Why a group delivers nothing whatever the time: held at a dead letter, paused, or its head waits on `after`; else null. */
-function stoppedBy(group: GroupSnapshot): 'held' | 'paused' | 'blocked' | null {
-  if (group.heldBy !== null) return 'held';
-  const state = group.messages[0]?.state;
-  return state === 'paused' || state === 'blocked' ? state : null;
-}
-
-function updateChip(chip: Chip, m: MessageSnapshot, now: number): void {
+function updateChip(chip: Chip, m: MessageSnapshot, now: number, preview: EventPreview): void {
   chip.message = m;
   setAttr(chip.el, 'data-state', m.state);
   setAttr(chip.el, 'data-holder', m.holder);
   setAttr(chip.el, 'data-attempt', String(m.attempt));
   setAttr(chip.el, 'data-group', m.groupId);
   setIcon(chip.icon, m.state);
-  setText(chip.state, STATE_LABEL[m.state]);
+  // The contract's own word for the state: one word, the one inspect() and the docs use.
+  setText(chip.state, m.state);
   setText(chip.attempt, m.attempt > 0 ? `try ${m.attempt}` : 'new');
-  setText(chip.label, `#${m.seq} ${eventLabel(m.event)}`);
+  const event = previewText(preview, m.event);
+  setText(chip.label, `#${m.seq} ${event.text}`);
+  setAttr(chip.label, 'title', event.full);
   setText(chip.detail, detail(m, now));
+  const holder = m.holder === null ? '' : ` (${m.state === 'expired' ? 'last held by' : 'held by'} ${m.holder})`;
+  const waits = m.waitsFor.length ? `; waits for #${m.waitsFor.join(', #')}` : '';
   const failed = m.lastError === null ? '' : `; last error: ${m.lastError}`;
-  setAttr(chip.el, 'title', `${m.groupId}#${m.seq}: ${STATE_LABEL[m.state]}, ${m.attempt} deliver${m.attempt === 1 ? 'y' : 'ies'} so far${failed}`);
+  setAttr(chip.el, 'title', `${m.groupId}#${m.seq}: ${m.state}${holder}, ${m.attempt} deliver${m.attempt === 1 ? 'y' : 'ies'} so far${waits}${failed}`);
 }
 
 function detail(m: MessageSnapshot, now: number): string {
   const left = m.expiresAt === null ? 0 : Math.max(0, m.expiresAt - now);
   switch (m.state) {
     case 'leased':
-      return `${m.holder} · ${seconds(left)} left`;
+      return `${workerLabel(m.holder ?? '')} · ${seconds(left)} left`;
     case 'parked':
-      return m.lastError === null ? `frees in ${seconds(left)}` : `${m.lastError} · retry in ${seconds(left)}`;
+      return m.lastError === null ? `frees in ${seconds(left)}` : `${fit(m.lastError, REASON_MAX)} · retry in ${seconds(left)}`;
     case 'delayed':
-      return `due in ${seconds(left)}`;
+      return m.window === null ? `due in ${seconds(left)}` : `debouncing · ${seconds(left)}`;
     case 'expired':
-      return `${m.holder}'s lease ran out`;
+      return `lease of ${workerLabel(m.holder ?? '')} ran out`;
     case 'held':
-      return 'waits for its dead letter';
+      return 'behind a dead letter';
     case 'paused':
-      return 'paused: waits for resume';
+      return 'until resumed';
     case 'blocked':
-      return 'waits for the messages it names';
+      return `after #${m.waitsFor.join(', #')}`;
     default:
-      return m.attempt > 0 ? 'back in line' : 'waiting';
+      // Not "waiting": that is stats()'s word for a parked, delayed or paused group.
+      return m.attempt > 0 ? 'back in line' : 'in line';
   }
 }

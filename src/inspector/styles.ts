@@ -1,9 +1,10 @@
 /**
  * The inspector's look. VIEW_CSS styles the views (groups, message chips, dead letters) through
  * custom properties, so a page can theme them; THEME_CSS gives those properties their values and
- * the base look inside the element's shadow root. Fixed sizes for everything that updates while
- * time runs (chips, countdowns), so redraws never move the layout; every state has a colour AND
- * an icon and a label.
+ * the base look inside the element's shadow root. Text wraps at word ends and is never cut: a
+ * card has a fixed width and grows in height for a long label (a 150 px card cut "held at a dead
+ * let…"); what updates while time runs (countdowns) keeps its width with tabular digits. Every
+ * state has a colour AND an icon and a word.
  */
 
 /** The views' rules, for a page that places the views itself (the demo does). */
@@ -25,18 +26,22 @@ export const VIEW_CSS = `
 .group-head { min-width: 0; }
 .group-title { display: flex; gap: 0.3rem; font-weight: 600; min-width: 0; }
 .position { color: var(--muted); font-variant-numeric: tabular-nums; min-width: 1.8rem; }
-.group-name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.group-meta { display: flex; gap: 0.4rem; font-size: 0.75rem; color: var(--muted); white-space: nowrap; }
+.group-name { min-width: 0; overflow-wrap: anywhere; }
+.group-meta { display: flex; flex-wrap: wrap; gap: 0 0.4rem; font-size: 0.75rem; color: var(--muted); }
 .priority { font-weight: 700; color: var(--ink); background: var(--ready-bg); border-radius: 4px; padding: 0 0.3rem; }
-.group[data-status='in-flight'] .group-status { color: var(--leased); }
-.group[data-status='parked'] .group-status { color: var(--parked); }
-.group[data-status='delayed'] .group-status { color: var(--delayed); }
-.group[data-status='next'] .group-status { color: var(--accent); font-weight: 600; }
-.chips { list-style: none; display: flex; gap: 0.35rem; padding: 0; margin: 0; overflow: hidden; }
+.group-word { font-weight: 700; }
+.group-why { min-width: 0; overflow-wrap: anywhere; }
+.group[data-state='leased'] .group-word { color: var(--leased); }
+.group[data-status='parked'] .group-word { color: var(--parked); }
+.group[data-status='delayed'] .group-word, .group[data-status='debouncing'] .group-word { color: var(--delayed); }
+.group[data-state='held'] .group-word { color: var(--held); }
+.group[data-status='next'] .group-word, .group[data-status='next'] .group-why { color: var(--accent); font-weight: 600; }
+/* Cards wrap onto another line rather than run off the row's edge. */
+.chips { list-style: none; display: flex; flex-wrap: wrap; align-items: flex-start; gap: 0.35rem; padding: 0; margin: 0; }
 .chip {
   flex: none;
   width: 9.6rem;
-  height: 4.1rem;
+  min-height: 4.1rem;
   padding: 0.25rem 0.4rem;
   border-radius: 6px;
   border-left: 4px solid var(--ready);
@@ -44,9 +49,10 @@ export const VIEW_CSS = `
   font-size: 0.75rem;
   display: grid;
   grid-template-rows: auto auto auto;
-  overflow: hidden;
+  align-content: start;
 }
-.chip > span { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+/* At word ends; inside a word only when it alone is wider than the card (a long id). */
+.chip > span { min-width: 0; overflow-wrap: anywhere; }
 .chip-top { display: flex; gap: 0.25rem; align-items: center; font-weight: 700; }
 .attempt { margin-left: auto; font-weight: 500; color: var(--muted); font-variant-numeric: tabular-nums; }
 .detail { font-variant-numeric: tabular-nums; color: var(--muted); }
@@ -63,11 +69,12 @@ export const VIEW_CSS = `
 .chip[data-state='held'] .chip-top, .chip[data-state='held'] .detail { color: var(--held); }
 .more { flex: none; align-self: center; color: var(--muted); font-size: 0.8rem; white-space: nowrap; }
 .dead { list-style: none; padding: 0; margin: 0; display: grid; gap: 0.3rem; }
-.dead-letter { font-size: 0.85rem; background: var(--dead-bg); border-radius: 6px; padding: 0.25rem 0.5rem; }
+.dead-letter { font-size: 0.85rem; background: var(--dead-bg); border-radius: 6px; padding: 0.25rem 0.5rem; overflow-wrap: anywhere; }
 .state-dead { color: var(--dead); font-weight: 700; }
 @media (max-width: 560px) {
   .group { grid-template-columns: minmax(0, 1fr); gap: 0.3rem; }
-  .chips { overflow-x: auto; padding-bottom: 0.2rem; }
+  /* A phone scrolls a group's cards sideways: whole cards, one row per group. */
+  .chips { flex-wrap: nowrap; overflow-x: auto; padding-bottom: 0.2rem; }
 }
 `;
 

@@ -7,6 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryTransport } from '../../src/index.js';
 import { reorder } from '../../src/inspector/dom.js';
 import { defineInspector, type LeaseholdInspectorElement } from '../../src/inspector/index.js';
+import { byLane, drawLane } from '../../src/inspector/timeline/draw.js';
+import { TimelineModel } from '../../src/inspector/timeline/model.js';
 
 const mounted: HTMLElement[] = [];
 afterEach(() => mounted.splice(0).forEach((el) => el.remove()));
@@ -101,6 +103,41 @@ describe('<leasehold-inspector>', () => {
     expect(await transport.deadLetters()).toEqual([]);
   });
 
+  it("writes events with the page's preview, and the default again after null", async () => {
+    const transport = new InMemoryTransport();
+    await transport.publish('note-1', { id: '3f2a9c1e-7b4d-4e1f-9a2b-0c1d2e3f4a5b', op: 'update', text: 'buy oat milk and bread for the weekend' });
+    const root = mount(transport);
+    const label = () => root.querySelector('[data-testid="message"] .label');
+    // The default: the operation and text first, though the uuid is the event's first field.
+    await expect.poll(() => label()?.textContent).toMatch(/^#1 op: update · text: buy oat milk/);
+    expect(label()?.getAttribute('title')).toContain('"id":"3f2a9c1e-7b4d-4e1f-9a2b-0c1d2e3f4a5b"');
+    const el = root.host as LeaseholdInspectorElement;
+    el.preview = (event) => `${(event as { op: string }).op}!`;
+    await expect.poll(() => label()?.textContent).toBe('#1 update!');
+    el.preview = null;
+    await expect.poll(() => label()?.textContent).toMatch(/^#1 op: update/);
+  });
+
+  it("names each group's state in the words of stats(), a leased one by its worker's short label", async () => {
+    const transport = new InMemoryTransport({ onDeadLetter: 'hold' });
+    await transport.publish('order-1', { op: 'pay' });
+    await transport.claim('consume-3f2a9c1e-7b4d-4e1f-9a2b-0c1d2e3f4a5b', 60_000);
+    await deadLetter(transport);
+    await transport.publish('note-1', { op: 'edit' });
+    await transport.publish('task-1', { op: 'create' }, { after: { group: 'note-1' } });
+    const root = mount(transport);
+    const state = (group: string) => [root.querySelector(`[data-group="${group}"] [data-testid="group-state"]`)?.textContent, root.querySelector(`[data-group="${group}"] .group-why`)?.textContent];
+    await expect.poll(() => state('task-1')[0]).toBe('blocked');
+    expect(state('order-1')).toEqual(['leased', 'by consume-3f2a']);
+    expect(state('note-1')).toEqual(['held', 'at dead letter #2']);
+    expect(state('task-1')[1]).toMatch(/^after #2, #3$/);
+    expect(root.querySelector('[data-testid="inspector-counts"]')?.textContent).toBe('queued 3 · groups 3 · ready 0 · leased 1 · waiting 0 · blocked 1 · held 1 · dead 1');
+    const chip = root.querySelector('[data-group="order-1"] [data-testid="message"]');
+    expect(chip?.querySelector('.state')?.textContent).toBe('leased');
+    expect(chip?.querySelector('.detail')?.textContent).toMatch(/^consume-3f2a · \d+\.\d s left$/);
+    expect(chip?.getAttribute('title')).toContain('held by consume-3f2a9c1e-7b4d-4e1f-9a2b-0c1d2e3f4a5b');
+  });
+
   it('reads nothing while it is out of the document', async () => {
     const transport = new InMemoryTransport();
     let reads = 0;
@@ -132,7 +169,24 @@ describe('<leasehold-inspector>', () => {
     const el = document.createElement('leasehold-inspector');
     expect(() => (el.transport = {} as never)).toThrow(TypeError);
     expect(() => (el.pollMs = 0)).toThrow(RangeError);
+    expect(() => (el.preview = 'label' as never)).toThrow(TypeError);
     expect(() => defineInspector(3 as unknown as string)).toThrow(TypeError);
+  });
+});
+
+describe('the timeline', () => {
+  it("labels a lease and a worker's lane by the worker's short label, the full id in the tooltip", () => {
+    const worker = 'consume-3f2a9c1e-7b4d-4e1f-9a2b-0c1d2e3f4a5b';
+    const model = new TimelineModel();
+    model.claimed({ seq: 1, groupId: 'note-1', attempt: 1, workerId: worker, expiresAt: 60_000, event: null }, 60_000);
+    const scale = { from: 0, to: 60_000, x0: 112, x1: 712 };
+    const texts = (g: SVGGElement) => [...g.querySelectorAll('text')].map((t) => t.firstChild?.textContent);
+    const group = drawLane(model, 'group', 'note-1', byLane(model, 'group').get('note-1')!, 0, 0, scale, 30_000);
+    expect(texts(group)).toContain('consume-3f2a · try 1');
+    expect(group.querySelector('[data-testid="tl-lease"] > title')?.textContent).toContain(worker);
+    const lane = drawLane(model, 'worker', worker, byLane(model, 'worker').get(worker)!, 0, 0, scale, 30_000);
+    expect(texts(lane)[0]).toBe('consume-3f2a');
+    expect(lane.querySelector('text > title')?.textContent).toBe(worker);
   });
 });
 

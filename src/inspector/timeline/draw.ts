@@ -6,7 +6,7 @@
  * a ▼! for a refused call, ✕ for a dead letter.
  */
 import { svg } from '../dom.js';
-import { seconds } from '../format.js';
+import { seconds, workerLabel } from '../format.js';
 import type { Item, LeaseSpan, Mark, TimelineModel, WaitSpan } from './model.js';
 
 /** A lane per group, or a lane per worker (its leases in every group). */
@@ -69,7 +69,9 @@ export function drawLane(model: TimelineModel, mode: LaneMode, lane: string, ite
   const g = svg('g', { 'data-testid': 'tl-lane', 'data-lane': lane });
   g.append(svg('rect', { x: 0, y, width: scale.x1 + 8, height: LANE, fill: index % 2 ? '#f8fafc' : '#ffffff' }));
   const label = svg('text', { x: 6, y: y + LANE / 2 + 4, fill: INK, 'font-size': 12, 'font-weight': 600 });
-  label.textContent = lane.length > 15 ? `${lane.slice(0, 14)}…` : lane;
+  // A worker's lane by its short label (`consume-3f2a`), a group's by its id; both whole in the tooltip.
+  const name = mode === 'worker' ? workerLabel(lane) : lane;
+  label.textContent = name.length > 15 ? `${name.slice(0, 14)}…` : name;
   label.append(svg('title'));
   label.lastElementChild!.textContent = lane;
   g.append(label);
@@ -106,7 +108,7 @@ function lease(model: TimelineModel, mode: LaneMode, span: LeaseSpan, y: number,
     // Acked or nacked after the lease ran out (nobody had claimed it again): the late stretch.
     g.append(svg('rect', { x: x1, y: y + 5, width: Math.max(1, x(scale, span.end) - x1), height: LANE - 10, fill: 'none', stroke: fill, 'stroke-dasharray': '3 2' }));
   }
-  const long = mode === 'group' ? `${span.worker} · try ${span.attempt}` : `${span.group}#${span.seq}`;
+  const long = mode === 'group' ? `${workerLabel(span.worker)} · try ${span.attempt}` : `${span.group}#${span.seq}`;
   const short = mode === 'group' ? `try ${span.attempt}` : `#${span.seq}`;
   const text = [long, short].find((t) => x1 - x0 > t.length * 6.2 + 6);
   if (text) {

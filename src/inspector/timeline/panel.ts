@@ -20,7 +20,8 @@ const WIDTH = 720;
 export class TimelinePanel {
   /** The panel's root element. */
   readonly el: HTMLElement;
-  readonly model = new TimelineModel();
+  // Private: what it keeps is the panel's business, fed by `update` alone.
+  readonly #model = new TimelineModel();
   readonly #figure = h('div', { class: 'timeline', attrs: { 'data-testid': 'timeline' } });
   readonly #note = h('p', { class: 'hint' });
   #base: number | null = null;
@@ -40,7 +41,7 @@ export class TimelinePanel {
       groups: snapshot.groups.map((g) => ({ ...g, messages: g.messages.map((m) => ({ ...m, expiresAt: m.expiresAt === null ? null : at(m.expiresAt) })) })),
       deadLetters: snapshot.deadLetters.map((d) => ({ ...d, deadAt: at(d.deadAt) })),
     };
-    this.model.reconcile(shifted);
+    this.#model.reconcile(shifted);
     this.draw(snapshot.now);
   }
 
@@ -49,16 +50,16 @@ export class TimelinePanel {
     if (this.#base === null) return;
     const t = now - this.#base;
     const second = Math.floor(t / 1000);
-    if (this.model.version === this.#drawn.version && second === this.#drawn.second) return;
-    this.#drawn = { version: this.model.version, second };
+    if (this.#model.version === this.#drawn.version && second === this.#drawn.second) return;
+    this.#drawn = { version: this.#model.version, second };
     const scale = { from: Math.max(0, t - WINDOW_MS), to: Math.max(t, 1000), x0: LABEL, x1: WIDTH - 8 };
-    const lanes = [...byLane(this.model, 'group')].slice(-MAX_LANES);
+    const lanes = [...byLane(this.#model, 'group')].slice(-MAX_LANES);
     const height = lanes.length * LANE + 22;
     const root = svg('svg', { viewBox: `0 0 ${WIDTH} ${height}`, width: '100%', role: 'img', 'aria-label': 'Leases, waits and dead letters per group over the last minute' }, patterns());
-    lanes.forEach(([lane, items], i) => root.append(drawLane(this.model, 'group', lane, items, i, i * LANE, scale, t)));
+    lanes.forEach(([lane, items], i) => root.append(drawLane(this.#model, 'group', lane, items, i, i * LANE, scale, t)));
     root.append(drawAxis(scale, height));
     this.#figure.replaceChildren(root);
-    const hidden = this.model.groups.length - lanes.length;
+    const hidden = this.#model.groups.length - lanes.length;
     this.#note.textContent = hidden > 0 ? `${hidden} older group${hidden === 1 ? '' : 's'} not drawn.` : 'Bars: leases in their holder’s colour (✓ acked); hatched: parks and delays; ✕: a dead letter.';
   }
 }
