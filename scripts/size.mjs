@@ -98,8 +98,9 @@ const ENTRY_BUDGETS = {
   // checks an execution's owner (the core's 1.1 kB above); 26.1 / 8.8 with step.run's maxAttempts (25.5 / 8.6 before), most
   // of it the Runtime and the argument checks it runs on (an app that imports both entries
   // loads those modules once).
-  // 10.3 with the Runtime's onError, 10.4 with send()'s ifMissing.
-  './workflow': 10_600,
+  // 10.3 with the Runtime's onError, 10.4 with send()'s ifMissing, 10.7 with result() and the
+  // typed get().
+  './workflow': 10_900,
   // Schedules (2026-12-03): 13.6 / 5.4 with its own cron parser (1.8 kB gzip of it; croner alone
   // would be 9.5 kB) and the argument checks. The workflow entry's `schedules` option added
   // 0.05 kB to it (26.5 / 8.99) and no schedule code.

@@ -33,6 +33,8 @@ export type LeaseholdErrorCode =
   | 'WORKFLOW_CHILD_FAILED'
   /** A workflow step threw on each of its `maxAttempts`; its `step.run` rejects with this. */
   | 'WORKFLOW_STEP_FAILED'
+  /** A workflow whose result was awaited (`Workflows.result`) failed or was cancelled. */
+  | 'WORKFLOW_FAILED'
   /** An execution names a workflow this worker has not registered, or is no workflow at all. */
   | 'WORKFLOW_UNKNOWN';
 

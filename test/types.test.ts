@@ -22,6 +22,7 @@ import {
   type TransportStats,
 } from 'leasehold';
 import { openBrowserDatabase, type BrowserDatabase, type BrowserDatabaseOptions } from 'leasehold/browser';
+import { Schedules, type ScheduledEvent } from 'leasehold/schedule';
 
 // Declared as type aliases, without index signatures: a misspelt field is an error.
 type OrderEvent = { id: string; type: 'place'; total: number } | { id: string; type: 'pay'; amount: number };
@@ -133,5 +134,32 @@ describe('what the public JSDoc names, leasehold exports', () => {
     await expect(transport.claimMany('w', 1000, { max: MAX_BATCH + 1 })).rejects.toBeInstanceOf(RangeError);
     expect(DEFAULT_QUEUE).toBe('default');
     expectTypeOf(spreadTransport([transport])).toMatchTypeOf<Transport<OrderEvent>>();
+  });
+});
+
+describe('typed schedules', () => {
+  type Tick = { type: 'tick'; n: number };
+  type Ping = { id: string; type: 'ping' };
+
+  it('checks a schedule event against the transport, and a handler reads its slot as a number', async () => {
+    const store = new InMemoryStore();
+    const transport = new InMemoryTransport<ScheduledEvent<Tick> | Ping>();
+    const schedules = new Schedules({ store, transport });
+    await schedules.schedule('tick', { everyMs: 1000 }, { group: 'clock', event: { type: 'tick', n: 1 } });
+    await schedules.schedule('start', { everyMs: 1000 }, { workflow: 'nightly' });
+    // @ts-expect-error: the transport carries no 'tock'
+    await schedules.schedule('bad', { everyMs: 1000 }, { group: 'clock', event: { type: 'tock', n: 1 } });
+    // @ts-expect-error: n is a number
+    await schedules.schedule('bad', { everyMs: 1000 }, { group: 'clock', event: { type: 'tick', n: 'one' } });
+    new Runtime({
+      store,
+      transport,
+      handler: schedules.handler((_exe, event) => {
+        if (event.type === 'tick') expectTypeOf(event.slot).toEqualTypeOf<number>();
+      }),
+    });
+    const untyped = new Schedules({ store, transport: new InMemoryTransport() });
+    await untyped.schedule('any', { everyMs: 1000 }, { group: 'g', event: { anything: true } });
+    expect(schedules.id).toBe('$schedules');
   });
 });

@@ -3,7 +3,7 @@ import { ManualClock } from '../src/clock.js';
 import { LeaseholdError, StoreConflictError } from '../src/errors.js';
 import { InMemoryStore } from '../src/store/memory.js';
 import { InMemoryTransport } from '../src/transport/memory.js';
-import { defineWorkflow, Workflows, type WorkflowEvent, type WorkflowStep, type WorkflowsOptions } from '../src/workflow/index.js';
+import { defineWorkflow, WorkflowFailedError, Workflows, type WorkflowEvent, type WorkflowSnapshot, type WorkflowStep, type WorkflowsOptions } from '../src/workflow/index.js';
 import { ManualScheduler } from './support/runtime-scheduler.js';
 import { drain } from './support/workflow-harness.js';
 
@@ -150,5 +150,77 @@ describe('Workflows options and arguments', () => {
       // @ts-expect-error: the child's input type is checked
       await step.child('c', child, { n: 'one' });
     });
+  });
+});
+
+describe('Workflows.result and a typed get', () => {
+  const order = defineWorkflow('order', async (input: { amount: number }, step: WorkflowStep) => {
+    const charged = await step.run('charge', () => input.amount * 2);
+    if (charged < 0) throw new Error('negative charge');
+    await step.waitForEvent('ship');
+    return { charged };
+  });
+  const parent = defineWorkflow('parent', async (_input: undefined, step: WorkflowStep) => step.child('sub', noop, undefined, { id: 'kid' }));
+
+  function setup() {
+    const scheduler = new ManualScheduler(clock);
+    const workflows = new Workflows(options({ workflows: [order, noop, parent], scheduler }));
+    return { scheduler, workflows };
+  }
+
+  it('resolves the typed result once the workflow completes, and at once when it has', async () => {
+    const { scheduler, workflows } = setup();
+    await workflows.start(order, 'o1', { amount: 21 });
+    let settled: unknown = 'pending';
+    const waiting = workflows.result(order, 'o1');
+    expectTypeOf(waiting).toEqualTypeOf<Promise<{ charged: number }>>();
+    void waiting.then((value) => (settled = value));
+    await drain([workflows]);
+    await scheduler.advance(1_000);
+    expect(settled).toBe('pending'); // waits for its event
+    await workflows.send('o1', { name: 'ship' });
+    await drain([workflows]);
+    await scheduler.advance(1_000);
+    expect(settled).toEqual({ charged: 42 });
+    await expect(workflows.result(order, 'o1')).resolves.toEqual({ charged: 42 });
+    const snapshot = await workflows.get(order, 'o1');
+    expectTypeOf(snapshot).toEqualTypeOf<WorkflowSnapshot<{ amount: number }, { charged: number }> | undefined>();
+    expect(snapshot).toMatchObject({ input: { amount: 21 }, result: { charged: 42 } });
+  });
+
+  it('rejects with WorkflowFailedError for a failed or cancelled workflow, and names what is wrong', async () => {
+    const { workflows } = setup();
+    await workflows.start(order, 'bad', { amount: -1 });
+    await drain([workflows]);
+    const failed = await workflows.result(order, 'bad').catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(WorkflowFailedError);
+    expect(failed).toMatchObject({ code: 'WORKFLOW_FAILED', status: 'failed', error: { name: 'Error', message: 'negative charge' } });
+    await workflows.start(order, 'gone', { amount: 1 });
+    await workflows.cancel('gone');
+    await expect(workflows.result(order, 'gone')).rejects.toMatchObject({ code: 'WORKFLOW_FAILED', status: 'cancelled' });
+    await expect(workflows.result(order, 'nope')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await workflows.start(noop, 'other');
+    await expect(workflows.result(order, 'other')).rejects.toMatchObject({ code: 'WORKFLOW_UNKNOWN', message: expect.stringContaining('runs workflow "noop", not "order"') });
+    await expect(workflows.get(order, 'other')).rejects.toMatchObject({ code: 'WORKFLOW_UNKNOWN' });
+    await expect(workflows.result(order, 'bad', { pollMs: 0 })).rejects.toThrow(RangeError);
+    await expect(workflows.result(order, 'bad', { poll: 5 } as never)).rejects.toThrow(/did you mean "pollMs"/);
+  });
+
+  it('stops waiting when its signal aborts, with the signal\'s reason', async () => {
+    const { scheduler, workflows } = setup();
+    await workflows.start(order, 'o2', { amount: 1 });
+    const controller = new AbortController();
+    const waiting = workflows.result(order, 'o2', { signal: controller.signal });
+    await scheduler.advance(100);
+    controller.abort(new Error('page closed'));
+    await expect(waiting).rejects.toThrow('page closed');
+  });
+
+  it("shows a child step's execution id in the parent's snapshot", async () => {
+    const { workflows } = setup();
+    await workflows.start(parent, 'p');
+    await drain([workflows]);
+    expect((await workflows.get('p'))!.steps).toEqual([{ kind: 'child', name: 'sub', pending: false, childId: 'kid' }]);
+    await expect(workflows.result(parent, 'p')).resolves.toBe('done');
   });
 });

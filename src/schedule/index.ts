@@ -10,10 +10,12 @@ export type {
   CronTiming,
   EventTarget,
   IntervalTiming,
+  ScheduledEvent,
   ScheduleSnapshot,
   ScheduleSpec,
   ScheduleTarget,
   SchedulesOptions,
   ScheduleTiming,
+  SlotEventBody,
   WorkflowTarget,
 } from './types.js';

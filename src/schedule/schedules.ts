@@ -14,7 +14,7 @@
  */
 import { LeaseholdError, StoreConflictError } from '../errors.js';
 import { ownedBy, ownersOf, readControl, writeControl } from '../runtime/control.js';
-import type { Effects, Handler, HandlerInfo, RuntimeEvent } from '../runtime/types.js';
+import type { Effects, EventBase, Handler, HandlerInfo, RuntimeEvent } from '../runtime/types.js';
 import type { Execution, ExecutionStore, TimerChange } from '../store/contract.js';
 import type { Transport } from '../transport/contract.js';
 import { checkId, checkOptions, readClock } from '../validate.js';
@@ -55,13 +55,13 @@ export function slotEventId(name: string, slot: number): string {
  *
  * @throws TypeError / RangeError from the constructor, naming the first bad option.
  */
-export class Schedules {
+export class Schedules<E = unknown> {
   readonly #store: ExecutionStore<Execution>;
   readonly #transport: Transport<unknown>;
   readonly #clock: () => number;
   readonly #id: string;
 
-  constructor(options: SchedulesOptions) {
+  constructor(options: SchedulesOptions<E>) {
     checkOptions('options', options, ['store', 'transport', 'clock', 'id']);
     for (const [name, methods] of [
       ['store', ['load', 'commit']],
@@ -75,7 +75,7 @@ export class Schedules {
     if (options.clock !== undefined && typeof options.clock !== 'function') throw new TypeError('options.clock must be a function');
     if (options.id !== undefined) checkId('options.id', options.id);
     this.#store = options.store;
-    this.#transport = options.transport;
+    this.#transport = options.transport as Transport<unknown>;
     this.#clock = options.clock ?? Date.now;
     this.#id = options.id ?? '$schedules';
   }
@@ -93,11 +93,11 @@ export class Schedules {
    *   an unknown time zone) or target (an event JSON cannot keep), before anything is written.
    * @throws StoreConflictError if the schedules kept changing under 20 attempts.
    */
-  async schedule(name: string, spec: ScheduleSpec, target: ScheduleTarget): Promise<ScheduleSnapshot> {
+  async schedule(name: string, spec: ScheduleSpec, target: ScheduleTarget<E>): Promise<ScheduleSnapshot> {
     checkId('name', name);
     const now = readClock(this.#clock);
     const stored = checkSpec(spec, now);
-    const checkedTarget = checkTarget(target);
+    const checkedTarget = checkTarget(target as ScheduleTarget);
     return this.#change(name, (records, now) => {
       const old = records[name];
       const record: ScheduleRecord = { spec: stored, target: checkedTarget, paused: old?.paused ?? false, next: null, last: old?.last ?? null, fired: old?.fired ?? 0 };
@@ -183,10 +183,11 @@ export class Schedules {
    * `handler` of every Runtime on this store and transport, or as the `schedules` option of
    * `Workflows`. A Runtime whose handler is not wrapped that takes a schedule's timer gives it
    * back (step result `foreign`, no attempt spent, for its back-off) to a runtime whose handler
-   * is: only runtimes with a wrapped handler fire schedules.
+   * is: only runtimes with a wrapped handler fire schedules. Its events are typed by the
+   * schedules' transport (`Transport<ScheduledEvent<Tick>>`: `event.slot` is a number).
    */
-  handler<X extends Execution, E extends RuntimeEvent>(inner?: Handler<X, E>): Handler<X, E> {
-    const handler: Handler<X, E> = (exe, event, info) => {
+  handler<X extends Execution, H extends EventBase = [E] extends [EventBase] ? E : RuntimeEvent>(inner?: Handler<X, H>): Handler<X, H> {
+    const handler: Handler<X, H> = (exe, event, info) => {
       if (exe.id === this.#id) return this.#fire(exe, event as RuntimeEvent, info) as Promise<Effects | void>;
       return inner?.(exe, event, info);
     };

@@ -52,10 +52,13 @@ export type ScheduleSpec = CronTiming | IntervalTiming;
  * What each slot publishes: `event` to transport group `group` (an execution's id, for a
  * Runtime), as a copy with `id` set to the slot's id and `schedule` and `slot` fields added.
  */
-export interface EventTarget {
+export interface EventTarget<E = unknown> {
   group: string;
-  /** JSON-safe. Its own `id`, `schedule` and `slot` are overwritten. */
-  event: Record<string, unknown>;
+  /**
+   * JSON-safe. Its own `id`, `schedule` and `slot` are overwritten. Typed by the transport's
+   * event type: with `Transport<ScheduledEvent<Tick>>`, a `Tick` without those three fields.
+   */
+  event: SlotEventBody<E>;
   /** 0–4, default 0: the priority of a group the publish creates. */
   priority?: number;
 }
@@ -70,8 +73,18 @@ export interface WorkflowTarget {
   input?: unknown;
 }
 
-/** What a slot does. */
-export type ScheduleTarget = EventTarget | WorkflowTarget;
+/** What a slot does. `E` is the event type of the schedules' transport. */
+export type ScheduleTarget<E = unknown> = EventTarget<E> | WorkflowTarget;
+
+/**
+ * An event as a slot publishes it: the target's event with the slot's id, the schedule's name
+ * and the slot's instant (ms). Declare the transport as `Transport<ScheduledEvent<Tick> | …>`
+ * and a handler reads `event.slot` as a number.
+ */
+export type ScheduledEvent<E> = E & { id: string; schedule: string; slot: number };
+
+/** What a target's `event` may be for a transport of `E`s: each member of `E` without the fields a slot sets. */
+export type SlotEventBody<E> = unknown extends E ? Record<string, unknown> : E extends object ? Omit<E, 'id' | 'schedule' | 'slot'> : never;
 
 /** A schedule as `get` and `list` report it: copies, safe to keep. */
 export interface ScheduleSnapshot {
@@ -89,11 +102,11 @@ export interface ScheduleSnapshot {
 }
 
 /** Options of `Schedules`. */
-export interface SchedulesOptions {
+export interface SchedulesOptions<E = unknown> {
   /** Where the schedules live: one execution (`id`) holds them all, so `list` is one read. */
   store: ExecutionStore<Execution>;
-  /** The transport the Runtime claims from: slot events are published on it. */
-  transport: Transport<unknown>;
+  /** The transport the Runtime claims from: slot events are published on it; its event type checks each target's event. */
+  transport: Transport<E>;
   /** ms; the same clock as the Runtime's. Default `Date.now`. */
   clock?: () => number;
   /** The execution that holds the schedules; default `'$schedules'`. */

@@ -55,6 +55,22 @@ export class ChildWorkflowError extends LeaseholdError {
 }
 
 /**
+ * A workflow whose result `Workflows.result` awaited failed (`status` 'failed', with its error's
+ * name and message) or was cancelled: the awaited result will never come.
+ */
+export class WorkflowFailedError extends LeaseholdError {
+  override name = 'WorkflowFailedError';
+
+  constructor(
+    readonly executionId: string,
+    readonly status: 'failed' | 'cancelled',
+    readonly error: { name: string; message: string } | null,
+  ) {
+    super('WORKFLOW_FAILED', `workflow ${JSON.stringify(executionId)} ${status === 'failed' ? `failed: ${error?.name}: ${error?.message}` : 'was cancelled'}`);
+  }
+}
+
+/**
  * A `step.run` given `maxAttempts` threw on its last attempt: the failure (the error's name and
  * message) is recorded as the step's outcome, so every replay rejects with this same error at
  * that step, where the workflow may catch it.

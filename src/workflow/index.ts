@@ -5,13 +5,14 @@
  * results instead of running steps again. See docs/workflows.md.
  */
 export { defineWorkflow, Workflows } from './workflows.js';
-export { ChildWorkflowError, StepFailedError, WorkflowNondeterminismError } from './errors.js';
+export { ChildWorkflowError, StepFailedError, WorkflowFailedError, WorkflowNondeterminismError } from './errors.js';
 export { WORKFLOW_FIELD } from './state.js';
 export { WORKFLOW_STATUSES } from './types.js';
 export type {
   ChildOptions,
   ErrorInfo,
   Json,
+  ResultOptions,
   RunOptions,
   SendWorkflowEvent,
   StepKind,

@@ -133,7 +133,7 @@ export function snapshotOf(id: string, state: WorkflowState): WorkflowSnapshot {
     workflow: copy.workflow,
     status: copy.status,
     input: copy.input,
-    steps: copy.steps.map((s) => ({ kind: s.kind, name: s.name, pending: s.pending === true })),
+    steps: copy.steps.map((s) => ({ kind: s.kind, name: s.name, pending: s.pending === true, ...(s.childId === undefined ? {} : { childId: s.childId }) })),
     inbox: copy.inbox,
   };
   if ('result' in copy) snapshot.result = copy.result;

@@ -14,6 +14,7 @@
 import type { Schedules } from '../schedule/schedules.js';
 import type { Transport } from '../transport/contract.js';
 import type { RuntimeOptions } from '../runtime/types.js';
+import type { AbortSignalLike } from '../worker/types.js';
 
 /** JSON-safe values: what inputs, step results, event payloads and workflow results must be. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json | undefined };
@@ -131,15 +132,21 @@ export interface StepSummary {
   name: string;
   /** Still waiting (the last step only). */
   pending: boolean;
+  /** A `child` step: the child's execution id (its own `get()` shows it). */
+  childId?: string;
 }
 
-/** A workflow execution as `Workflows.get` reports it: copies, safe to keep. */
-export interface WorkflowSnapshot {
+/**
+ * A workflow execution as `Workflows.get` reports it: copies, safe to keep. `I` and `O` are the
+ * workflow's input and result types when `get` was given the workflow itself.
+ */
+export interface WorkflowSnapshot<I = unknown, O = unknown> {
   id: string;
   workflow: string;
   status: WorkflowStatus;
-  input: unknown;
-  result?: unknown;
+  input: I;
+  /** `completed`: what the workflow returned. */
+  result?: O;
   error?: ErrorInfo;
   /** The execution that started this one with `step.child`, if any. */
   parentId?: string;
@@ -163,6 +170,18 @@ export type WorkflowsOptions = Omit<RuntimeOptions, 'handler' | 'transport'> & {
    */
   schedules?: Schedules;
 };
+
+/** Options of `Workflows.result`. */
+export interface ResultOptions {
+  /** Stops the wait: the promise rejects with the signal's reason. */
+  signal?: AbortSignalLike;
+  /**
+   * The longest pause between two reads of the execution, in ms (> 0; default 1000): the
+   * reads start 10 ms apart and double up to it, so a short workflow is seen at once and a long
+   * one costs a read a second.
+   */
+  pollMs?: number;
+}
 
 /** An event as `Workflows.send` takes it. */
 export interface SendWorkflowEvent {

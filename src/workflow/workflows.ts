@@ -7,12 +7,18 @@ import { IF_MISSING, Runtime } from '../runtime/runtime.js';
 import type { Schedules } from '../schedule/schedules.js';
 import { RUNTIME_OPTIONS } from '../runtime/options.js';
 import type { RuntimeEvent, StepResult } from '../runtime/types.js';
-import type { AbortSignalLike } from '../worker/types.js';
+import { sleep } from '../worker/idle.js';
+import { hostScheduler } from '../worker/host.js';
+import type { AbortSignalLike, Scheduler } from '../worker/types.js';
 import type { Execution, ExecutionStore } from '../store/contract.js';
-import { checkChoice, checkId, checkInteger, checkObject, checkOptions } from '../validate.js';
+import { checkChoice, checkDuration, checkId, checkInteger, checkObject, checkOptions } from '../validate.js';
+import { WorkflowFailedError } from './errors.js';
 import { workflowHandler } from './handler.js';
 import { cancelState, EVENT, jsonCopy, newState, readState, snapshotOf, WORKFLOW_FIELD } from './state.js';
-import type { SendWorkflowEvent, Workflow, WorkflowFunction, WorkflowSnapshot, WorkflowsOptions } from './types.js';
+import type { ResultOptions, SendWorkflowEvent, Workflow, WorkflowFunction, WorkflowSnapshot, WorkflowsOptions } from './types.js';
+
+/** A signal that never aborts, for waits given none. */
+const NEVER: AbortSignalLike = { aborted: false, addEventListener() {}, removeEventListener() {} };
 
 /** The keys of WorkflowsOptions: the Runtime's without `handler`, plus `workflows` and `schedules`. */
 const OPTIONS = [...RUNTIME_OPTIONS, 'workflows', 'schedules'];
@@ -51,6 +57,7 @@ export class Workflows {
   readonly #store: ExecutionStore;
   readonly #registry = new Map<string, Workflow>();
   readonly #clone: (execution: Execution) => Execution;
+  readonly #scheduler: Scheduler;
 
   constructor(options: WorkflowsOptions) {
     checkOptions('options', options, OPTIONS);
@@ -72,6 +79,7 @@ export class Workflows {
     this.#runtime = new Runtime({ ...runtimeOptions, handler: schedules === undefined ? handler : schedules.handler(handler) });
     this.#store = options.store;
     this.#clone = options.clone ?? ((exe) => JSON.parse(JSON.stringify(exe)) as Execution);
+    this.#scheduler = options.scheduler ?? hostScheduler(); // checked by the Runtime above
   }
 
   /** The Runtime that runs the workflows (for `suspend`, `resume`, or events of your own design). */
@@ -164,14 +172,52 @@ export class Workflows {
   }
 
   /**
-   * Where workflow execution `executionId` stands: status, result or error, its steps and its
-   * unclaimed events, as copies. Undefined if there is no such execution.
-   * @throws LeaseholdError WORKFLOW_UNKNOWN if the execution is not a workflow.
+   * Where workflow execution `executionId` stands: status, result or error, its steps (a child
+   * step with its `childId`) and its unclaimed events, as copies. Undefined if there is no such
+   * execution. Given the workflow first, the snapshot carries its input and result types, and
+   * an execution of another workflow is refused.
+   * @throws LeaseholdError WORKFLOW_UNKNOWN if the execution is not a workflow (or not `workflow`).
+   * @throws TypeError / RangeError for a bad id or workflow.
    */
-  async get(executionId: string): Promise<WorkflowSnapshot | undefined> {
+  get<I, O>(workflow: Workflow<I, O>, executionId: string): Promise<WorkflowSnapshot<I, O> | undefined>;
+  get(executionId: string): Promise<WorkflowSnapshot | undefined>;
+  async get(first: Workflow<unknown, unknown> | string, second?: string): Promise<WorkflowSnapshot | undefined> {
+    const [workflow, executionId] = typeof first === 'string' ? [null, first] : [first, second];
+    if (workflow !== null) checkObject('workflow', workflow);
     checkId('executionId', executionId);
     const stored = await this.#store.load(executionId);
-    return stored === undefined ? undefined : snapshotOf(executionId, this.#stateOf(stored));
+    if (stored === undefined) return undefined;
+    const state = this.#stateOf(stored);
+    if (workflow !== null && state.workflow !== workflow.name) {
+      throw new LeaseholdError('WORKFLOW_UNKNOWN', `execution ${JSON.stringify(executionId)} runs workflow ${JSON.stringify(state.workflow)}, not ${JSON.stringify(workflow.name)}`);
+    }
+    return snapshotOf(executionId, state);
+  }
+
+  /**
+   * Resolves what workflow execution `executionId` returns, once it completes, with the
+   * workflow's result type; a workflow that completed long ago resolves at once. It reads the
+   * execution until it finishes (see {@link ResultOptions.pollMs}); some worker must be running
+   * it.
+   * @throws (rejects with) WorkflowFailedError if it fails or is cancelled; LeaseholdError
+   *   NOT_FOUND if there is no such execution, WORKFLOW_UNKNOWN if it runs another workflow;
+   *   the signal's reason when `options.signal` aborts; what the store throws.
+   * @throws TypeError / RangeError for a bad workflow, id or option.
+   */
+  async result<O>(workflow: Workflow<never, O>, executionId: string, options?: ResultOptions): Promise<O> {
+    checkOptions('options', options, ['signal', 'pollMs'], true);
+    const pollMs = options?.pollMs ?? 1000;
+    checkDuration('options.pollMs', pollMs, true);
+    const signal = options?.signal;
+    if (signal !== undefined) checkObject('options.signal', signal);
+    for (let pause = 10; ; pause = Math.min(pollMs, pause * 2)) {
+      const snapshot = await this.get(workflow as Workflow<unknown, O>, executionId);
+      if (snapshot === undefined) throw new LeaseholdError('NOT_FOUND', `execution ${JSON.stringify(executionId)} does not exist`);
+      if (snapshot.status === 'completed') return snapshot.result as O;
+      if (snapshot.status !== 'running') throw new WorkflowFailedError(executionId, snapshot.status, snapshot.error ?? null);
+      if (signal?.aborted) throw (signal as { reason?: unknown }).reason ?? new LeaseholdError('CLOSED', 'the wait for the result was aborted');
+      await sleep(this.#scheduler, Math.min(pause, pollMs), signal ?? NEVER);
+    }
   }
 
   /** One unit of the runtime's work; see `Runtime.step`. */
