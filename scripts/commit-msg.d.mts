@@ -1,0 +1,2 @@
+export declare const MAX_SUBJECT: number;
+export declare function commitMessageProblems(text: string): string[];
