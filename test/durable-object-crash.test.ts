@@ -10,6 +10,7 @@
  * first try landed).
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { consume } from '../src/consume/consume.js';
 import { LeaseLostError, StorageError, StoreConflictError } from '../src/errors.js';
 import { checkHistory, type HistoryEntry } from './support/history.js';
 import { seeded } from './support/torture.js';
@@ -129,4 +130,62 @@ describe.each([
     expect(outbox.map((entry) => (entry.event as { n: number }).n)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
     await client.close();
   }, 180_000);
+});
+
+describe('consume() through a workerd kill', () => {
+  let workerd: Workerd | undefined;
+  afterAll(async () => {
+    await workerd?.kill();
+    workerd?.remove();
+  });
+
+  it('tries failed acks again once the object is back: nothing lost, nothing delivered twice', async () => {
+    workerd = await startWorkerd();
+    const port = Number(new URL(workerd.url).port);
+    const publisher = connect('q', 'acks-through-a-kill', undefined, {}, workerd.url);
+    const seqs = await publisher.transport.publishMany(Array.from({ length: 40 }, (_, i) => ({ groupId: `g${i % 8}`, event: { i } })));
+    const deliveries = new Map<number, number>();
+    let killed = false;
+    let release: () => void = () => {};
+    const kill = new Promise<void>((resolve) => (release = resolve));
+    const acksRefused: (number | undefined)[] = [];
+    // Two consumers × 4 slots on clients of their own; the first eight handlers finish while
+    // workerd is down, so their acks fail. The leases (20 s) outlive the outage: an ack that was
+    // not tried again would leave its group until the lease ran out and deliver it twice.
+    const clients = [0, 1].map(() => connect('q', 'acks-through-a-kill', undefined, {}, workerd!.url));
+    const consumers = clients.map((client) =>
+      consume(
+        client.transport,
+        async (_event, lease) => {
+          deliveries.set(lease.seq, (deliveries.get(lease.seq) ?? 0) + 1);
+          if (!killed) await kill;
+        },
+        {
+          concurrency: 4,
+          visibilityMs: 20_000,
+          onError: (error, info) => {
+            if (!(error instanceof StorageError)) throw error;
+            if (info.phase === 'ack') acksRefused.push(info.retryInMs);
+          },
+        },
+      ),
+    );
+    try {
+      while (deliveries.size < 8) await new Promise((resolve) => setTimeout(resolve, 20));
+      const dir = workerd.dir;
+      await workerd.kill();
+      killed = true;
+      release();
+      while (acksRefused.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      workerd = await startWorkerd(dir, undefined, port);
+      while (consumers.reduce((n, c) => n + c.handled, 0) < seqs.length) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect([...deliveries.keys()].sort((a, b) => a - b)).toEqual(seqs);
+      expect([...deliveries.values()].filter((n) => n > 1)).toEqual([]);
+      expect(consumers.reduce((n, c) => n + c.lost, 0)).toBe(0);
+      expect(acksRefused.filter((retryInMs) => retryInMs === undefined)).toEqual([]); // every one tried again
+    } finally {
+      await Promise.all(consumers.map((c) => c.stop({ graceMs: 0 })));
+      await Promise.all([publisher, ...clients].map((client) => client.close()));
+    }
+  }, 120_000);
 });

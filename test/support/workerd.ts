@@ -82,17 +82,18 @@ export async function bundleWorker(dir: string, entry: string): Promise<void> {
 
 /**
  * Starts workerd with `spec` (default: the test Worker). With `dir` (from an earlier start),
- * reuses its bundle and storage: a restart (pass the same spec).
+ * reuses its bundle and storage: a restart (pass the same spec). With `port` (the one an earlier
+ * start got, freed by its stop or kill), clients holding its URL reach the restarted server.
  * @throws Error with workerd's output when it does not come up within 60 s (it takes under a
  * second when idle, several on a loaded machine).
  */
-export async function startWorkerd(dir?: string, spec: WorkerSpec = TEST_WORKER): Promise<Workerd> {
+export async function startWorkerd(dir?: string, spec: WorkerSpec = TEST_WORKER, port?: number): Promise<Workerd> {
   const home = dir ?? mkdtempSync(join(tmpdir(), 'leasehold-workerd-'));
   if (!dir) {
     mkdirSync(join(home, 'data'));
     await bundleWorker(home, spec.entry);
   }
-  const port = await freePort();
+  port ??= await freePort();
   writeFileSync(join(home, 'config.capnp'), config(port, spec));
   const child: ChildProcess = spawn(workerdBinary, ['serve', 'config.capnp', '--experimental'], { cwd: home, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
