@@ -376,6 +376,7 @@ export class DemoWorker {
       ackMany: (leases) => t.ackMany(leases),
       ackAndClaimMany: (leases, workerId, visibilityMs, options) => t.ackAndClaimMany(leases, workerId, visibilityMs, options),
       stats: () => t.stats(),
+      expireLeases: (workerId) => t.expireLeases(workerId),
       cancel: (seq) => t.cancel(seq),
       inspect: () => t.inspect(),
       inspectGroup: (groupId) => t.inspectGroup(groupId),

@@ -45,6 +45,8 @@ describe('consume() options', () => {
     ['options.clock', { clock: 5 }, TypeError],
     ['options.scheduler.clearTimeout', { scheduler: { setTimeout() {} } }, TypeError],
     ['options.random', { random: 0.5 }, TypeError],
+    ['options.reclaimOwnLeases', { reclaimOwnLeases: 'yes' }, TypeError],
+    ['options.reclaimOwnLeases needs options.workerId', { reclaimOwnLeases: true }, RangeError],
     ['options has no option "visibilty"; did you mean "visibilityMs"?', { visibilty: 1000 }, TypeError],
     ['options.backoff has no option "base"; did you mean "baseMs"?', { backoff: { base: 10 } }, TypeError],
     ['options.rate has no option "perSecond"', { rate: { max: 1, perSecond: 1 } }, TypeError],
@@ -270,6 +272,37 @@ describe('a settle that fails on a fault that may pass', () => {
     expect(reports).toEqual([expect.objectContaining({ phase: 'ack' })]);
     expect(reports[0]).not.toHaveProperty('retryInMs');
     expect(consumer.active).toBe(0);
+    await consumer.stop();
+  });
+});
+
+describe('a consumer restarted under the same workerId (reclaimOwnLeases)', () => {
+  async function crashedRun() {
+    const clock = new ManualClock(1000);
+    const scheduler = new ManualScheduler(clock);
+    const transport = new InMemoryTransport<number>({ clock: clock.now });
+    for (let n = 1; n <= 3; n++) await transport.publish(`g${n}`, n);
+    // The run that was killed -9: it held two leases for 30 s.
+    await transport.claimMany('host-1', 30_000, { max: 2 });
+    return { clock, scheduler, transport };
+  }
+
+  it('takes its groups back at once, each delivery counted as an attempt', async () => {
+    const { clock, scheduler, transport } = await crashedRun();
+    const seen: [number, number][] = [];
+    const consumer = consume(transport, (n, lease) => void seen.push([n, lease.attempt]), { workerId: 'host-1', reclaimOwnLeases: true, clock: clock.now, scheduler });
+    await until(() => consumer.handled === 3, 'all three handled');
+    expect(seen.sort()).toEqual([[1, 2], [2, 2], [3, 1]]);
+    expect(clock.now()).toBe(1000); // no lease had to run out
+    await consumer.stop();
+  });
+
+  it('without it, waits for the old leases to run out', async () => {
+    const { clock, scheduler, transport } = await crashedRun();
+    const consumer = consume(transport, () => {}, { workerId: 'host-1', clock: clock.now, scheduler });
+    await until(() => consumer.handled === 1, 'the free one handled');
+    for (let ms = 0; ms < 1_000; ms += 100) await scheduler.advance(100);
+    expect(consumer.handled).toBe(1);
     await consumer.stop();
   });
 });

@@ -173,6 +173,14 @@ const transportScenarios: Record<WriteMethods<typeof TRANSPORT_METHODS>, Scenari
       return (c) => c.t.extend(lease, 9_000);
     }),
   ],
+  expireLeases: [
+    // Answered 2, then 0 if made again after the owner died: the journal keeps the 2.
+    scenario("a worker's two leases", async (t) => {
+      await published(t, 'a', 'b');
+      await t.claimMany('w', 5_000, { max: 2 });
+      return (c) => c.t.expireLeases('w');
+    }),
+  ],
   cancel: [
     // Once answered true, then false when re-sent after the owner died.
     scenario('a queued message behind its head', async (t) => {

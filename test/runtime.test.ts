@@ -188,3 +188,25 @@ describe('Runtime run() with onError', () => {
     expect(() => new Runtime({ store: new InMemoryStore(), transport: new InMemoryTransport(), handler: () => {}, onError: 'log' as never })).toThrow(TypeError);
   });
 });
+
+describe('Runtime run() with reclaimOwnLeases', () => {
+  it("ends the leases a crashed run under its workerId left, and handles their events at once", async () => {
+    const clock = new ManualClock(1000);
+    const scheduler = new ManualScheduler(clock);
+    const transport = new InMemoryTransport({ clock: clock.now });
+    const handled: number[] = [];
+    const options = { store: new InMemoryStore(), transport, workerId: 'host-1', clock: clock.now, scheduler, handler: (_x: unknown, _e: unknown, info: { attempt: number }) => void handled.push(info.attempt) };
+    const runtime = new Runtime({ ...options, reclaimOwnLeases: true } as RuntimeOptions);
+    await runtime.createExecution('e');
+    await runtime.send('e', { type: 'go' });
+    await transport.claim('host-1', 30_000); // the run that was killed held it for 30 s
+    const controller = new AbortController();
+    const running = runtime.run({ signal: controller.signal });
+    for (let i = 0; i < 20 && handled.length === 0; i++) await scheduler.advance(10);
+    expect(handled).toEqual([2]);
+    expect(clock.now()).toBeLessThan(1000 + 30_000);
+    controller.abort();
+    await running;
+    expect(() => new Runtime({ ...options, workerId: undefined, reclaimOwnLeases: true } as never)).toThrow(/needs options.workerId/);
+  });
+});

@@ -166,6 +166,7 @@ class Consuming<E> implements Consumer {
   async #pump(): Promise<void> {
     await undefined; // start claiming after consume() has returned
     try {
+      if (this.#cfg.reclaimOwnLeases) await this.#reclaimOwnLeases();
       for (;;) {
         const acks = this.#acks.splice(0);
         const slots = this.stopping ? 0 : this.#cfg.concurrency - this.#jobs.size + acks.length;
@@ -409,6 +410,15 @@ class Consuming<E> implements Consumer {
     if (!events || acked.length === 0) return;
     const landed = new Set(acked);
     for (const job of jobs) if (landed.has(job.lease)) events.ended(job, job.lease, { type: 'acked' });
+  }
+
+  /** Ends an earlier run's leases under this worker id (`reclaimOwnLeases`); a failure is reported, and claiming goes on. */
+  async #reclaimOwnLeases(): Promise<void> {
+    try {
+      await this.#cfg.transport.expireLeases(this.#cfg.workerId);
+    } catch (error) {
+      this.#failed(error, 'claim');
+    }
   }
 
   async #claim(free: number): Promise<void> {

@@ -66,6 +66,7 @@ export function resolveConsume<E>(transport: Transport<E>, handler: ConsumeHandl
   const o = (options ?? {}) as ConsumeOptions<E>;
   // With change notices a poll only backs them up (and stats() says when leases and parks end).
   const loop = resolveLoop(o, 'consume', isChangeNotifier(transport));
+  if (loop.reclaimOwnLeases) checkFunction('transport.expireLeases', (transport as Partial<Transport<E>>).expireLeases);
   const concurrency = o.concurrency ?? 1;
   checkInteger('options.concurrency', concurrency, 1, MAX_CONCURRENCY);
   const minPriority = o.minPriority ?? 0;

@@ -348,6 +348,21 @@ export class PostgresTransport<E = unknown> implements Transport<E>, ChangeNotif
     return { ...lease, expiresAt: row!.until, queue: this.#queueName };
   }
 
+  async expireLeases(workerId: string): Promise<number> {
+    checkId('workerId', workerId);
+    const { now, q, heard } = await this.#begin(true);
+    const rows = await this.#db.query<{ n: string }>(
+      `WITH t AS (SELECT coalesce($3::double precision, ${this.#s}.lh_now()) AS now),
+       ended AS (UPDATE ${this.#s}.lh_groups g SET locked_until = t.now - 1 FROM t
+         WHERE g.queue = $1 AND g.holder = $2 AND g.locked_until >= t.now RETURNING 1)
+       SELECT count(*) AS n FROM ended`,
+      [q.id, workerId, now],
+    );
+    const ended = Number(rows[0]!.n);
+    if (ended > 0) this.#changed(q, heard);
+    return ended;
+  }
+
   async stats(): Promise<TransportStats> {
     const { now, q } = await this.#begin(true);
     const [row] = await this.#db.query<StatsRow>(statsQuery(this.#s), [q.id, now]);

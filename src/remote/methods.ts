@@ -53,6 +53,7 @@ export const TRANSPORT_METHODS = {
   release: write,
   reject: write,
   extend: write,
+  expireLeases: write,
   stats: read,
   cancel: write,
   inspect: read,

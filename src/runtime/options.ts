@@ -60,6 +60,7 @@ export function resolveOptions<X extends Execution, E extends EventBase>(options
   checkMethods('options.transport', options.transport, TRANSPORT_METHODS);
   checkFunction('options.handler', options.handler);
   const loop = resolveLoop(options, 'runtime', false);
+  if (loop.reclaimOwnLeases) checkFunction('options.transport.expireLeases', (options.transport as { expireLeases?: unknown }).expireLeases);
   checkFunction('options.newId', options.newId, true);
   checkFunction('options.clone', options.clone, true);
   checkFunction('options.onUntargeted', options.onUntargeted, true);

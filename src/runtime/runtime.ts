@@ -169,6 +169,14 @@ export class Runtime<X extends Execution = Execution, E extends EventBase = Runt
     let busy = 0;
     let throws = 0;
     try {
+      if (cfg.reclaimOwnLeases) {
+        try {
+          await cfg.transport.expireLeases(cfg.workerId);
+        } catch (error) {
+          if (!cfg.onError || error instanceof ClosedError) throw error;
+          report(cfg.onError, error, { phase: 'step' });
+        }
+      }
       while (!signal.aborted) {
         const seen = notices.count;
         let result: StepResult;

@@ -593,6 +593,19 @@ export interface Transport<E = unknown> {
    */
   extend(lease: Lease<E>, visibilityMs: number): Promise<Lease<E>>;
 
+  /**
+   * Ends now every lease `workerId` holds in this queue, as if each had run out: for a worker
+   * restarted after a crash under the same id, whose old leases would otherwise keep their
+   * groups waiting for `visibilityMs`. Each message is claimable at once, and its next delivery
+   * counts as another attempt (a crash may have been its fault: `maxAttempts` still applies).
+   * Fencing is that of any lease that ran out: the old lease may still settle until a claim
+   * takes the message, and fails with `LeaseLostError` after. Only for an id no live worker
+   * uses: a live worker's leases ended this way are delivered again while it works on them.
+   * Resolves how many leases it ended.
+   * @throws TypeError / RangeError for a bad `workerId`, before anything is read.
+   */
+  expireLeases(workerId: string): Promise<number>;
+
   /** Counts of what the queue holds now, without reading any event: cheap enough to poll. */
   stats(): Promise<TransportStats>;
 

@@ -332,6 +332,23 @@ export class InMemoryTransport<E = unknown> implements Transport<E>, ChangeNotif
     return this.#lease(message, lease.lowWater);
   }
 
+  async expireLeases(workerId: string): Promise<number> {
+    checkId('workerId', workerId);
+    this.#ensureOpen();
+    const now = readClock(this.#clock);
+    let ended = 0;
+    for (const group of this.#queue.groups.values()) {
+      const head = group.fifo[group.head];
+      if (head?.holder !== workerId || head.expiry === null || head.expiry < now) continue;
+      // One ms in the past: a lease is live while its expiry is not before now.
+      head.expiry = now - 1;
+      this.#queue.markLocked(group, head.expiry);
+      ended++;
+    }
+    if (ended > 0) this.#queue.listeners.notify();
+    return ended;
+  }
+
   async stats(): Promise<TransportStats> {
     this.#ensureOpen();
     return statsOf(this.#queue, readClock(this.#clock));

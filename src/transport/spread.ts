@@ -260,6 +260,11 @@ export function spreadTransport<E = unknown>(parts: readonly Transport<E>[]): Tr
       const [part, local] = bySeq(seq);
       return part.cancel(local);
     },
+    async expireLeases(workerId: string) {
+      checkId('workerId', workerId);
+      const ended = await Promise.all(parts.map((part) => part.expireLeases(workerId)));
+      return ended.reduce((total, n) => total + n, 0);
+    },
     async stats() {
       const all = await Promise.all(parts.map((part) => part.stats()));
       const sum = (key: Exclude<keyof TransportStats, 'nextReadyAt' | 'paused'>) => all.reduce((total, s) => total + s[key], 0);

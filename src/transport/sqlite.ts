@@ -198,6 +198,10 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
     return this.#run(this.#operations.extend(lease, visibilityMs));
   }
 
+  async expireLeases(workerId: string): Promise<number> {
+    return this.#run(this.#operations.expireLeases(workerId));
+  }
+
   async stats(): Promise<TransportStats> {
     return this.#run(this.#operations.stats());
   }
@@ -359,6 +363,14 @@ export class SqliteTransport<E = unknown> implements Transport<E>, ChangeNotifie
         const expiresAt = now() + visibilityMs;
         if (this.#sql.extendHead.run(expiresAt, ...this.#heldBy(lease)) === 0) throw lost(lease);
         return unchanged({ ...lease, expiresAt, queue: this.#queueName });
+      });
+    },
+    expireLeases: (workerId) => {
+      checkId('workerId', workerId);
+      return inTransaction((clock) => {
+        const now = clock();
+        const ended = this.#sql.expireHeld.run(now - 1, this.#queue, workerId, now);
+        return ended > 0 ? changed(ended) : unchanged(0);
       });
     },
     stats: () => inTransaction((clock) => unchanged(readStats(this.#sql, this.#queue, clock()))),

@@ -10,7 +10,7 @@ import { hostNewId, hostScheduler } from './host.js';
 import type { Scheduler, WorkerLoopOptions } from './types.js';
 
 /** The keys of {@link WorkerLoopOptions}, for each loop's misspelt-option check. */
-export const LOOP_OPTIONS = ['workerId', 'visibilityMs', 'renewEveryMs', 'backoff', 'random', 'idleMinMs', 'idleMaxMs', 'clock', 'scheduler'] as const;
+export const LOOP_OPTIONS = ['workerId', 'reclaimOwnLeases', 'visibilityMs', 'renewEveryMs', 'backoff', 'random', 'idleMinMs', 'idleMaxMs', 'clock', 'scheduler'] as const;
 
 /** The retry back-off, resolved. */
 export interface Backoff {
@@ -23,6 +23,7 @@ export interface Backoff {
 /** Every shared option resolved: defaults filled in, all checked. */
 export interface LoopConfig {
   workerId: string;
+  reclaimOwnLeases: boolean;
   visibilityMs: number;
   renewEveryMs: number;
   backoff: Backoff;
@@ -73,6 +74,8 @@ function resolveBackoff(value: unknown): Backoff {
  */
 export function resolveLoop(o: WorkerLoopOptions, name: string, announced: boolean): LoopConfig {
   if (o.workerId !== undefined) checkId('options.workerId', o.workerId);
+  if (o.reclaimOwnLeases !== undefined && typeof o.reclaimOwnLeases !== 'boolean') throw new TypeError('options.reclaimOwnLeases must be a boolean');
+  if (o.reclaimOwnLeases && o.workerId === undefined) throw new RangeError('options.reclaimOwnLeases needs options.workerId: a random id has no earlier run whose leases it could take back');
   const visibilityMs = duration('options.visibilityMs', o.visibilityMs, 30_000, true);
   const renewEveryMs = duration('options.renewEveryMs', o.renewEveryMs, visibilityMs / 2, true);
   if (renewEveryMs >= visibilityMs) {
@@ -91,6 +94,7 @@ export function resolveLoop(o: WorkerLoopOptions, name: string, announced: boole
   }
   return {
     workerId: o.workerId ?? `${name}-${hostNewId()}`,
+    reclaimOwnLeases: o.reclaimOwnLeases ?? false,
     visibilityMs,
     renewEveryMs,
     backoff,

@@ -41,6 +41,14 @@ export interface WorkerLoopOptions {
   /** Names this worker in leases (non-empty). Default: the loop's name and a random id. */
   workerId?: string;
   /**
+   * At start, end the leases an earlier run under this `workerId` left (`transport.expireLeases`):
+   * a worker restarted after a crash (kill -9, a pod rescheduled under the same name) takes its
+   * groups back at once instead of after `visibilityMs`, each delivery counted as an attempt.
+   * Needs an explicit `workerId` that no other live worker uses: a live worker's leases ended
+   * this way are delivered again while it works on them. Default false.
+   */
+  reclaimOwnLeases?: boolean;
+  /**
    * How long a claim holds a message before another worker may take it over (> 0). Default
    * 30 000. While a handler runs its lease is extended, so a slow handler keeps it.
    */

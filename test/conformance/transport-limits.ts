@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { OutboxSuiteContext } from './transport-outbox.js';
 
 /** An event whose JSON, `{"text":"…"}`, is exactly `bytes` bytes of UTF-8 when `fill` is one byte. */
-const eventOf = (bytes: number, fill = 'x') => ({ text: fill.repeat((bytes - 11) / Buffer.byteLength(fill)) });
+const eventOf = (bytes: number, fill = 'x') => ({ text: fill.repeat((bytes - 11) / new TextEncoder().encode(fill).length) });
 
 export function describeLimits(c: OutboxSuiteContext): void {
   const t = () => c.t();

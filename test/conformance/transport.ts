@@ -8,6 +8,7 @@ import { describeOrigin } from './transport-origin.js';
 import { describeOutbox } from './transport-outbox.js';
 import { describeDebounce } from './transport-debounce.js';
 import { describeInspectGroup } from './transport-inspect-group.js';
+import { describeExpireLeases } from './transport-expire.js';
 import { describeLimits } from './transport-limits.js';
 import { describeRemoval } from './transport-remove.js';
 import { describeQueueApi } from './transport-queue.js';
@@ -99,6 +100,7 @@ export function describeTransport(name: string, caps: TransportCaps, make: Trans
     describeRemoval(caps, { h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
     describeOrigin(caps, { h: () => h, t: () => t, open, tick });
     describeLimits({ h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
+    describeExpireLeases({ h: () => h, t: () => t, open, tick, unchangedBy, expectLost: (p, lease) => expectLost(p, lease) });
 
     describe('the seed rules', () => {
       it('returns null when nothing is queued', async () => {

@@ -115,6 +115,8 @@ export const TRANSPORT_STATEMENTS = {
   // After a nack that gives a reason (reason, queue, group, seq).
   setLastError: 'UPDATE lh_messages SET last_error = ? WHERE queue_id = ? AND group_id = ? AND seq = ?',
   extendHead: `UPDATE lh_groups SET locked_until = ? WHERE ${held}`,
+  // Ends a worker's live leases as if they ran out (now - 1, queue, worker, now).
+  expireHeld: 'UPDATE lh_groups SET locked_until = ? WHERE queue_id = ? AND holder = ? AND locked_until >= ?',
   holds: `SELECT 1 AS ok FROM lh_groups WHERE ${held}`,
 
   // ── Dead letters ──────────────────────────────────────────────────────────────────────────────
