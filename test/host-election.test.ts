@@ -8,9 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { BROKER_ATTEMPTS, BROKER_RESTART_MS, BROKER_RETRY_MS, BROKER_TIMEOUT_MS, CALL_TIMEOUT_MS, type HostEffect, type HostEnvironment, type HostEvent, type HostState, initialHostState, OPEN_TIMEOUT_MS, ownerInfo, step, unavailableError } from '../src/browser/election.js';
 import { HostCore } from '../src/browser/core.js';
 import type { AnswerMessage, CallMessage, HostOptions, HostToHost, HostToPage } from '../src/browser/protocol.js';
-import { errorToWire } from '../src/remote/wire.js';
+import { errorFromWire, errorToWire, type WireError } from '../src/remote/wire.js';
 import { openWasmDatabase } from '../src/sqlite/wasm.js';
-import { StorageError } from '../src/errors.js';
+import { SchemaTooNewError, StorageError } from '../src/errors.js';
 
 interface Port {
   name: string;
@@ -221,18 +221,96 @@ describe('election', () => {
     expect(host.owner()).toEqual(me);
   });
 
-  it('an owner whose database failed to open still owns it: announces itself, fails the open, is not offered to the broker', () => {
+  it('a host whose open failed never owns: lets the lock go, announces nothing, fails the open, is not offered to the broker', () => {
     const host = seeking(port('broker'));
     host.send({ kind: 'lock-granted' });
-    const effects = host.send({ kind: 'database-failed', error: new Error('disk on fire') });
+    const tooNew = new SchemaTooNewError('database "db"', 'core', 14, 13);
+    const effects = host.send({ kind: 'database-failed', error: tooNew });
+    expect(effects).toContainEqual({ kind: 'release-lock' });
     expect(kinds(effects)).not.toContain('to-broker');
-    expect(sent(effects)).toEqual([{ via: 'channel', message: { kind: 'owner', hostId: 'me' } }]);
-    expect(toPage(effects)[1]).toEqual({ kind: 'open-failed', error: { name: 'Error', message: 'disk on fire' } });
-    // Other tabs' calls still reach it and are answered (with that error, by the worker's serve).
+    expect(sent(effects)).toEqual([]);
+    expect(toPage(effects)).toEqual([
+      { kind: 'owner', owner: { ownerId: null, isThisTab: false, via: 'channel' } },
+      { kind: 'open-failed', error: errorToWire(tooNew) },
+    ]);
+    // The code survives the wire: SCHEMA_TOO_NEW, not a storage failure.
+    expect(errorFromWire((toPage(effects)[1] as { error: WireError }).error)).toMatchObject({ name: 'SchemaTooNewError', code: 'SCHEMA_TOO_NEW', found: 14, supported: 13 });
+    expect(host.phase).toBe('seeking');
+    expect(host.owner()).toEqual({ ownerId: null, isThisTab: false, via: 'channel' });
+    // Other tabs' calls are not served here, nor is `who` answered: a tab that can open takes the lock.
+    expect(host.send(fromHost({ kind: 'call', from: 'other', call: call() }))).toEqual([]);
+    expect(host.send(fromHost({ kind: 'who' }))).toEqual([]);
+    // Its page's calls fail at once with the open error, not after the call timeout.
     const c = call();
-    expect(host.send(fromHost({ kind: 'call', from: 'other', call: c }))[0]).toMatchObject({ kind: 'serve', call: c, journaled: true, caller: 'other' });
-    // A broker that comes later is not given it either.
+    expect(host.send({ kind: 'page-call', call: c })).toEqual([{ kind: 'to-page', message: { kind: 'answer', id: c.id, ok: false, error: errorToWire(tooNew) } }]);
+    // A broker that comes later is not given it either, and a late lock grant is let go.
     expect(kinds(host.send({ kind: 'broker-port', port: port('b2') }))).not.toContain('to-broker');
+    expect(host.send({ kind: 'lock-granted' })).toEqual([{ kind: 'release-lock' }]);
+  });
+
+  it('a forwarder whose takeover failed: calls made while it opened fail, calls the gone owner may have applied wait for the next owner', () => {
+    const host = forwarder({ owner: 'new', link: port('link') });
+    const sentBefore = call();
+    host.send({ kind: 'page-call', call: sentBefore });
+    host.send({ kind: 'lock-granted' });
+    const held = call();
+    host.send({ kind: 'page-call', call: held });
+    const tooNew = new SchemaTooNewError('database "db"', 'core', 14, 13);
+    const effects = host.send({ kind: 'database-failed', error: tooNew });
+    expect(effects).toContainEqual({ kind: 'release-lock' });
+    expect(effects).toContainEqual({ kind: 'clear-timer', timer: `call:${held.id}` });
+    // The page was open already (as a forwarder): its open is not answered again.
+    expect(toPage(effects)).toEqual([
+      { kind: 'answer', id: held.id, ok: false, error: errorToWire(tooNew) },
+      { kind: 'owner', owner: { ownerId: null, isThisTab: false, via: 'channel' } },
+    ]);
+    expect(host.forwarded).toEqual([sentBefore.id]);
+    // A tab that can open takes over and announces itself: the waiting call is sent to it, and
+    // this host asks for the lock once, to learn when that owner goes.
+    const next = host.send(announce('newer'));
+    expect(next).toContainEqual({ kind: 'request-lock', name: 'db' });
+    expect(sent(next)).toEqual([{ via: 'channel', message: { kind: 'call', from: 'me', call: sentBefore } }]);
+    expect(host.phase).toBe('forwarding');
+    const later = call();
+    expect(sent(host.send({ kind: 'page-call', call: later }))).toEqual([{ via: 'channel', message: { kind: 'call', from: 'me', call: later } }]);
+    expect(toPage(host.send(answerFrom(ok(sentBefore.id))))).toEqual([ok(sentBefore.id)]);
+  });
+
+  it('a host that cannot open takes the lock at most once per owner that announced itself, and never opens', () => {
+    const host = seeking();
+    host.send({ kind: 'lock-granted' });
+    host.send({ kind: 'database-failed', error: new SchemaTooNewError('database "db"', 'core', 14, 13) });
+    const requests: HostEffect<Port>[] = [];
+    for (const owner of ['n1', 'n2', 'n3']) {
+      requests.push(...host.send(announce(owner)).filter((e) => e.kind === 'request-lock'));
+      // The same owner heard again (its answer to another tab's `who`) asks for nothing more.
+      requests.push(...host.send(announce(owner)).filter((e) => e.kind === 'request-lock'));
+      const granted = host.send({ kind: 'lock-granted' });
+      expect(kinds(granted)).not.toContain('open-database');
+      expect(granted).toContainEqual({ kind: 'release-lock' });
+      expect(host.phase).toBe('seeking');
+      // No owner now: nothing asks for the lock until one announces itself.
+      expect(kinds(host.send({ kind: 'timeout', timer: 'open' }))).not.toContain('request-lock');
+    }
+    expect(requests).toHaveLength(3);
+  });
+
+  it('a host whose open failed and that closes lets go of what it holds and says it closed', () => {
+    const host = seeking(port('broker'));
+    host.send({ kind: 'lock-granted' });
+    host.send({ kind: 'database-failed', error: new Error('disk on fire') });
+    expect(kinds(host.send({ kind: 'close' }))).toEqual(['release-lock', 'close-channel', 'close-port', 'to-page']);
+    expect(host.phase).toBe('closed');
+  });
+
+  it('memory storage whose open failed: the page hears the error, on the open and on every call', () => {
+    const host = new Host();
+    host.send({ kind: 'open', options: MEMORY, env: ENV });
+    const effects = host.send({ kind: 'database-failed', error: new Error('no wasm') });
+    expect(kinds(effects)).not.toContain('release-lock');
+    expect(toPage(effects).at(-1)).toEqual({ kind: 'open-failed', error: { name: 'Error', message: 'no wasm' } });
+    const c = call();
+    expect(toPage(host.send({ kind: 'page-call', call: c }))).toEqual([{ kind: 'answer', id: c.id, ok: false, error: { name: 'Error', message: 'no wasm' } }]);
   });
 
   it('a host that hears the owner forwards to it: asks the broker for a link, tells its page, answers the open', () => {
@@ -658,8 +736,9 @@ class World {
   readonly #lockQueue: SimHost[] = [];
   readonly #pending = new Set<Promise<unknown>>();
 
-  add(id: string): SimHost {
-    const host: SimHost = { id, state: initialHostState(id), page: [], alive: true, mute: false, channel: false };
+  /** `tooOld`: the host runs a build older than the database's schema, so its open fails as a real one does. */
+  add(id: string, { tooOld = false } = {}): SimHost {
+    const host: SimHost = { id, state: initialHostState(id), page: [], alive: true, mute: false, channel: false, tooOld, grants: 0 };
     this.hosts.push(host);
     this.dispatch(host, { kind: 'open', options: OPFS, env: ENV });
     return host;
@@ -686,6 +765,7 @@ class World {
 
   dispatch(host: SimHost, event: HostEvent<Port>): void {
     if (!host.alive) return;
+    if (event.kind === 'lock-granted') host.grants++;
     const result = step(host.state, event);
     host.state = result.state;
     for (const effect of result.effects) this.#perform(host, effect);
@@ -723,9 +803,17 @@ class World {
         return;
       case 'open-database':
         this.#later(async () => {
-          host.core = new HostCore(await openWasmDatabase({ filename: this.file }), {
-            onChange: (queue) => this.#later(() => this.dispatch(host, { kind: 'changed', queue })),
-          });
+          const db = await openWasmDatabase({ filename: this.file });
+          try {
+            // An older build meets the schema the newer one wrote: the check HostCore makes on open.
+            if (host.tooOld) db.exec(`PRAGMA user_version = ${db.schemaVersion('core') + 1}`);
+            host.core = new HostCore(db, { onChange: (queue) => this.#later(() => this.dispatch(host, { kind: 'changed', queue })) });
+          } catch (error) {
+            if (host.tooOld) db.exec(`PRAGMA user_version = ${db.schemaVersion('core') - 1}`);
+            db.close();
+            this.dispatch(host, { kind: 'database-failed', error });
+            return;
+          }
           this.dispatch(host, { kind: 'database-opened' });
         });
         return;
@@ -771,6 +859,9 @@ interface SimHost {
   mute: boolean;
   channel: boolean;
   core?: HostCore;
+  tooOld: boolean;
+  /** How many times the lock was granted to it. */
+  grants: number;
 }
 
 const publish = (event: unknown): CallMessage => ({ kind: 'call', id: `p${++ids}`, target: 'transport', method: 'publish', args: ['g', event, undefined], now: 1000 });
@@ -814,6 +905,47 @@ describe('hosts together, over a real HostCore', () => {
     await world.settle();
     const snapshot = (world.answer(c, check.id) as { value: { groups: { messages: unknown[] }[] } }).value;
     expect(snapshot.groups[0]!.messages).toHaveLength(2);
+  });
+
+  it('new tab first, old tab second: when the new one closes the old one never owns, says SCHEMA_TOO_NEW, and forwards to the next new tab', async () => {
+    const world = new World();
+    const newer = world.add('new');
+    await world.settle();
+    const older = world.add('old', { tooOld: true });
+    await world.settle();
+    expect(ownerInfo(older.state)).toMatchObject({ ownerId: 'new', isThisTab: false });
+    const before = publish('before');
+    world.call(older, before);
+    await world.settle();
+    expect(world.answer(older, before.id)).toMatchObject({ ok: true, value: 1 });
+
+    world.dispatch(newer, { kind: 'close' });
+    await world.settle();
+    // The old tab got the lock, could not open the database and let the lock go.
+    expect(older.grants).toBe(1);
+    expect(older.state.phase).toBe('seeking');
+    expect(ownerInfo(older.state)).toEqual({ ownerId: null, isThisTab: false, via: 'channel' });
+    const meanwhile = publish('meanwhile');
+    world.call(older, meanwhile);
+    const refused = world.answer(older, meanwhile.id) as AnswerMessage & { ok: false };
+    expect(errorFromWire(refused.error)).toMatchObject({ name: 'SchemaTooNewError', code: 'SCHEMA_TOO_NEW', component: 'core' });
+
+    // A fresh new tab takes the free lock at once and owns; the old tab forwards to it again.
+    const fresh = world.add('fresh');
+    await world.settle();
+    expect(ownerInfo(fresh.state)).toMatchObject({ ownerId: 'fresh', isThisTab: true });
+    expect(ownerInfo(older.state)).toMatchObject({ ownerId: 'fresh', isThisTab: false });
+    const after = publish('after');
+    world.call(older, after);
+    await world.settle();
+    expect(world.answer(older, after.id)).toMatchObject({ ok: true, value: 2 });
+
+    // That owner closes too: the old tab is granted the lock once more, lets it go, and stops asking.
+    world.dispatch(fresh, { kind: 'close' });
+    await world.settle();
+    expect(older.grants).toBe(2);
+    expect(older.state.phase).toBe('seeking');
+    expect(older.page.filter((m) => m.kind === 'open-failed')).toEqual([]);
   });
 
   it('an owner that closes with a forwarded call not yet served leaves it to the next owner', async () => {

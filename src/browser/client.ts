@@ -75,24 +75,38 @@ export async function openBrowserDatabaseWith<E = unknown, X extends Execution =
     connection.terminate();
     throw error;
   }
-  let origin: string;
+  let origin: string | null = null;
+  /** Asks the owner for the database's origin; the first time one comes, keeps it, marks the database and reports a loss. */
+  const learnOrigin = async (): Promise<void> => {
+    if (origin !== null) return;
+    const found = await askOrigin(connection);
+    if (found === null || origin !== null) return;
+    origin = found;
+    if (storage === 'opfs') await markDatabase(name, found);
+    if (opened === 'lost') {
+      const detail: LostDatabaseDetail = { name, lostOrigin, origin: found };
+      globalThis.dispatchEvent?.(new CustomEvent(LOST_EVENT, { detail }));
+    }
+  };
   try {
-    origin = (await connection.call('host', 'origin', [])) as string;
+    await learnOrigin();
   } catch (error) {
     connection.terminate();
     throw error;
   }
-  if (storage === 'opfs') await markDatabase(name, origin);
-  if (opened === 'lost') {
-    const detail: LostDatabaseDetail = { name, lostOrigin, origin };
-    globalThis.dispatchEvent?.(new CustomEvent(LOST_EVENT, { detail }));
-  }
+  // Not known yet (an older build owns the database): a later owner may be this tab or a newer one.
+  const stopLearning = connection.ownerListeners.add(() => {
+    if (origin === null) learnOrigin().catch(() => undefined);
+    else stopLearning();
+  });
   // A shared database only: an in-memory one lives in this tab's worker and would be lost.
   const lifecycle = storage === 'opfs' ? watchLifecycle(connection) : () => {};
   return {
     name: options.name,
     opened,
-    origin,
+    get origin() {
+      return origin;
+    },
     lostOrigin,
     storage: () => storageFacts(storage, opened),
     persist: requestPersist,
@@ -107,6 +121,25 @@ export async function openBrowserDatabaseWith<E = unknown, X extends Execution =
     sqlTrace: () => connection.call('host', 'sqlTrace', []) as Promise<SqlTraceEntry[]>,
     close: () => (lifecycle(), connection.close()),
   };
+}
+
+/** An origin as the database makes them (16 random bytes, hex). */
+const ORIGIN = /^[0-9a-f]{32}$/;
+
+/**
+ * The database's origin as the owner reads it, or null when the owner cannot say: a tab of an
+ * older leasehold owns the database (one from before `host.origin` answered any host method with
+ * its SQL trace; a newer one refuses an unknown method), or its schema has no origin yet.
+ */
+async function askOrigin(connection: Connection): Promise<string | null> {
+  let answer: unknown;
+  try {
+    answer = await connection.call('host', 'origin', []);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'UNKNOWN_METHOD') return null;
+    throw error;
+  }
+  return typeof answer === 'string' && ORIGIN.test(answer) ? answer : null;
 }
 
 /**

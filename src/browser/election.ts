@@ -17,6 +17,13 @@
  * memory storage, and is opening the database) → `owner` → `closing` → `closed`; `unavailable`
  * when the browser lacks what a shared database needs. Ports are opaque (`P`): the machine only
  * compares them and hands them back in effects.
+ *
+ * A host whose open failed (`failed`: a database a newer leasehold wrote, a damaged file) never
+ * owns: it lets the lock go at once, so a tab that can open the database takes it, and goes back
+ * to `seeking` without asking for the lock. Its page's calls fail with its open error while no
+ * owner is known, and are forwarded once one announces itself; only then does it ask for the lock
+ * again, to learn when that owner goes (granted, it lets go at once). So it takes the lock at
+ * most once per owner that announced itself, and never spins on it.
  * @internal
  */
 import { ClosedError, StorageError } from '../errors.js';
@@ -98,6 +105,8 @@ interface Opened<P> {
   brokerMisses: number;
   /** The page's open was answered (opened or open-failed): later outcomes are not reported again. */
   openSettled: boolean;
+  /** This host could not open the database (the error its page's calls get while no owner is known): it never owns. */
+  failed: { error: unknown } | undefined;
 }
 
 /** Calls of this host's page sent to (or held for) another owner, awaiting an answer, by id. */
@@ -118,9 +127,9 @@ export type HostState<P> =
    * page wait here (with OPFS; memory serves them at once) and are served once it is open: the
    * old owner, whose lock this is, can no longer answer. `ownerId`: the last owner heard of.
    */
-  | ({ phase: 'promoting'; ownerId: string | null } & Opened<P> & Forwarder)
-  /** This host owns the database; `failure` when opening it failed (every call gets that error). */
-  | ({ phase: 'owner'; failure: { error: unknown } | undefined; links: readonly P[] } & Opened<P>)
+  | ({ phase: 'promoting'; ownerId: string | null; held: ReadonlySet<string> } & Opened<P> & Forwarder)
+  /** This host owns the database, which it opened. */
+  | ({ phase: 'owner'; links: readonly P[] } & Opened<P>)
   /**
    * close() has begun; the database is still opening (closed once it is open) or closing.
    * `ports`: link ports closed at the end; `ownerId` for reports only.
@@ -180,7 +189,7 @@ export type HostEffect<P> =
   | { kind: 'open-database'; options: HostOptions }
   /**
    * Serve a call on this host (HostCore.serve with `journaled` and `caller`, or the host's own
-   * methods, or the open failure): `served` with the answer and `reply`.
+   * methods): `served` with the answer and `reply`.
    */
   | { kind: 'serve'; call: CallMessage; journaled: boolean; caller: string; reply: Reply<P> }
   /** Close HostCore and hand the file over (whatever opened): `database-closed`. */
@@ -312,11 +321,11 @@ function shared<P>(state: Opened<P>): boolean {
 function open<P>(state: HostState<P>, event: Extract<HostEvent<P>, { kind: 'open' }>, fx: HostEffect<P>[]): HostState<P> {
   if (state.phase !== 'idle') return state;
   const { options } = event;
-  const base = { hostId: state.hostId, options, broker: undefined, brokerAlive: false, brokerMisses: 0, openSettled: false, forwarded: new Map<string, CallMessage>() };
+  const base = { hostId: state.hostId, options, broker: undefined, brokerAlive: false, brokerMisses: 0, openSettled: false, failed: undefined, forwarded: new Map<string, CallMessage>() };
   if (options.storage === 'memory') {
     // This tab's alone: its own owner, no lock, no channel, no broker.
     fx.push({ kind: 'open-database', options });
-    return { phase: 'promoting', ownerId: null, ...base };
+    return { phase: 'promoting', ownerId: null, held: new Set(), ...base };
   }
   let opened: Opened<P> = base;
   if (event.broker !== undefined) opened = attach(opened, event.broker, fx);
@@ -346,7 +355,7 @@ function attachBroker<P>(state: HostState<P>, port: P, fx: HostEffect<P>[]): Hos
     return state;
   }
   const next = attach(state, port, fx);
-  if (next.phase === 'owner' && !next.failure) fx.push({ kind: 'to-broker', port, message: { kind: 'serve', hostId: next.hostId } });
+  if (next.phase === 'owner') fx.push({ kind: 'to-broker', port, message: { kind: 'serve', hostId: next.hostId } });
   if (next.phase === 'forwarding' && !next.link) fx.push({ kind: 'to-broker', port, message: { kind: 'connect', from: next.hostId, to: next.ownerId } });
   return next;
 }
@@ -383,13 +392,23 @@ function pageCall<P>(state: HostState<P>, call: CallMessage, fx: HostEffect<P>[]
         fx.push({ kind: 'serve', call, journaled: false, caller: state.hostId, reply: { to: 'page' } });
         return state;
       }
+      break;
+    case 'seeking':
+      // This host cannot open the database and no owner is known: waiting could only end in the
+      // call timeout, and the open error says what is wrong and what to do.
+      if (state.failed) {
+        fail(call.id, state.failed.error, fx);
+        return state;
+      }
   }
   fx.push({ kind: 'set-timer', timer: `call:${call.id}`, ms: CALL_TIMEOUT_MS });
   // Held while promoting (served once the database is open); otherwise sent to the owner, over
   // the channel while no one is known (an owner that has not answered `who` yet still serves it).
   if (state.phase === 'seeking') fx.push({ kind: 'to-host', via: 'channel', message: { kind: 'call', from: state.hostId, call } });
   if (state.phase === 'forwarding') fx.push({ kind: 'to-host', via: state.link?.ready ? { port: state.link.port } : 'channel', message: { kind: 'call', from: state.hostId, call } });
-  return { ...state, forwarded: new Map(state.forwarded).set(call.id, call) };
+  const forwarded = new Map(state.forwarded).set(call.id, call);
+  if (state.phase === 'promoting') return { ...state, forwarded, held: new Set(state.held).add(call.id) };
+  return { ...state, forwarded };
 }
 
 /**
@@ -443,6 +462,8 @@ function ownerAnnounced<P>(state: HostState<P>, ownerId: string, fx: HostEffect<
   if (state.phase === 'forwarding' && state.ownerId === ownerId) return state;
   if (state.phase === 'forwarding' && state.link) fx.push({ kind: 'close-port', port: state.link.port });
   if (state.broker !== undefined) fx.push({ kind: 'to-broker', port: state.broker, message: { kind: 'connect', from: state.hostId, to: ownerId } });
+  // A host that cannot open asked for the lock only while an owner holds it: the grant says that owner is gone.
+  if (state.failed && state.phase === 'seeking') fx.push({ kind: 'request-lock', name: state.options.name });
   let next: HostState<P> = { ...state, phase: 'forwarding', ownerId, link: undefined };
   fx.push({ kind: 'to-page', message: { kind: 'owner', owner: ownerInfo(next) } });
   next = settleOpen(next, undefined, ownerInfo(next), fx);
@@ -485,9 +506,17 @@ function lockGranted<P>(state: HostState<P>, fx: HostEffect<P>[]): HostState<P> 
   if (state.phase !== 'seeking' && state.phase !== 'forwarding') return state;
   // The owner whose lock this was is gone: its link is of no more use.
   if (state.phase === 'forwarding' && state.link) fx.push({ kind: 'close-port', port: state.link.port });
+  const { hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, forwarded } = state;
+  if (failed) {
+    // It cannot open the database: the next tab in line (or the next to come) takes the lock.
+    // Calls it had sent to the gone owner wait for the next one, which answers them from its journal.
+    fx.push({ kind: 'release-lock' });
+    const next: HostState<P> = { phase: 'seeking', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, forwarded };
+    if (state.phase === 'forwarding') fx.push({ kind: 'to-page', message: { kind: 'owner', owner: ownerInfo(next) } });
+    return next;
+  }
   fx.push({ kind: 'open-database', options: state.options });
-  const { hostId, options, broker, brokerAlive, brokerMisses, openSettled, forwarded } = state;
-  return { phase: 'promoting', hostId, options, broker, brokerAlive, brokerMisses, openSettled, forwarded, ownerId: state.phase === 'forwarding' ? state.ownerId : null };
+  return { phase: 'promoting', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, forwarded, held: new Set(), ownerId: state.phase === 'forwarding' ? state.ownerId : null };
 }
 
 function databaseOpened<P>(state: HostState<P>, failure: { error: unknown } | undefined, fx: HostEffect<P>[]): HostState<P> {
@@ -497,17 +526,40 @@ function databaseOpened<P>(state: HostState<P>, failure: { error: unknown } | un
   }
   if (state.phase !== 'promoting') return state;
   const { hostId, options, broker, brokerAlive, brokerMisses, openSettled } = state;
-  let owner: HostState<P> = { phase: 'owner', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failure, links: [] };
-  if (!failure && broker !== undefined) fx.push({ kind: 'to-broker', port: broker, message: { kind: 'serve', hostId } });
+  if (failure) return openFailed(state, failure, fx);
+  let owner: HostState<P> = { phase: 'owner', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed: undefined, links: [] };
+  if (broker !== undefined) fx.push({ kind: 'to-broker', port: broker, message: { kind: 'serve', hostId } });
   if (shared(owner)) fx.push({ kind: 'to-host', via: 'channel', message: { kind: 'owner', hostId } });
   fx.push({ kind: 'to-page', message: { kind: 'owner', owner: ownerInfo(owner) } });
-  owner = settleOpen(owner, failure, ownerInfo(owner), fx);
+  owner = settleOpen(owner, undefined, ownerInfo(owner), fx);
   // Calls this tab had forwarded to the old owner are now ours to serve, journaled: the journal
   // answers any the old owner applied before it went away.
   for (const call of state.forwarded.values()) {
     fx.push({ kind: 'clear-timer', timer: `call:${call.id}` }, { kind: 'serve', call, journaled: true, caller: hostId, reply: { to: 'page' } });
   }
   return owner;
+}
+
+/**
+ * Opening the database failed: this host never owns it. It lets the lock go (with OPFS) so a tab
+ * that can open the database takes over, announces nothing, and fails its page's open, or, when
+ * the page was open already (this tab forwarded until the owner went), the calls the page made
+ * while it was promoting: they never left this tab. Calls it had sent to the gone owner may have
+ * been applied there: they wait for the next owner's journal, or their timeout.
+ */
+function openFailed<P>(state: Extract<HostState<P>, { phase: 'promoting' }>, failure: { error: unknown }, fx: HostEffect<P>[]): HostState<P> {
+  const { hostId, options, broker, brokerAlive, brokerMisses, openSettled } = state;
+  if (shared(state)) fx.push({ kind: 'release-lock' });
+  const forwarded = new Map(state.forwarded);
+  for (const id of state.held) {
+    if (!forwarded.delete(id)) continue;
+    fx.push({ kind: 'clear-timer', timer: `call:${id}` });
+    fail(id, failure.error, fx);
+  }
+  let next: HostState<P> = { phase: 'seeking', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed: failure, forwarded };
+  fx.push({ kind: 'to-page', message: { kind: 'owner', owner: ownerInfo(next) } });
+  next = settleOpen(next, failure, ownerInfo(next), fx);
+  return next;
 }
 
 function timeout<P>(state: HostState<P>, timer: TimerId, fx: HostEffect<P>[]): HostState<P> {
@@ -555,8 +607,8 @@ function close<P>(state: HostState<P>, fx: HostEffect<P>[]): HostState<P> {
   if (!live(state)) return state;
   // Forwarded calls still waiting go unanswered: the page fails them itself as it closes.
   if (forwarding(state)) for (const id of state.forwarded.keys()) fx.push({ kind: 'clear-timer', timer: `call:${id}` });
-  const { hostId, options, broker, brokerAlive, brokerMisses, openSettled } = state;
-  const closing = { phase: 'closing' as const, hostId, options, broker, brokerAlive, brokerMisses, openSettled, ownerId: ownerInfo(state).ownerId };
+  const { hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed } = state;
+  const closing = { phase: 'closing' as const, hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, ownerId: ownerInfo(state).ownerId };
   if (state.phase === 'owner') {
     if (broker !== undefined) fx.push({ kind: 'to-broker', port: broker, message: { kind: 'leave', hostId } });
     fx.push({ kind: 'close-database' });

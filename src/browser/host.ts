@@ -7,7 +7,7 @@
  * @internal
  */
 import { StorageError } from '../errors.js';
-import { HostCore } from './core.js';
+import { HOST_METHODS, HostCore, unknownMethod } from './core.js';
 import { type HostEffect, type HostEvent, type HostState, initialHostState, step, type TimerId } from './election.js';
 import { explainStorageFailure, openHostDatabase, type OpenedDatabase } from './opfs.js';
 import type { AnswerMessage, BrokerToHost, CallMessage, HostOptions, HostToHost, HostToPage, PageToHost } from './protocol.js';
@@ -134,6 +134,7 @@ export function startHost(scope: Scope): void {
       // Loaded only when asked for: an app that never traces ships none of it (a chunk of its own).
       tracer = requested.traceSql ? new (await import('./trace.js')).SqlTracer() : undefined;
       core = new HostCore(opened.db, {
+        name: requested.name,
         trace: tracer,
         maxAttempts: requested.maxAttempts,
         onDeadLetter: requested.onDeadLetter,
@@ -142,6 +143,15 @@ export function startHost(scope: Scope): void {
       });
     } catch (error) {
       failure = { error };
+      // This host will never own the database (election.ts): let the file go at once, so the
+      // tab that takes the lock next can open it.
+      try {
+        if (opened && !opened.db.closed) opened.db.close();
+      } catch {
+        // Closing what failed to open may fail too; the pool is let go below all the same.
+      }
+      opened?.release();
+      opened = undefined;
       dispatch({ kind: 'database-failed', error });
       return;
     }
@@ -151,8 +161,10 @@ export function startHost(scope: Scope): void {
   /** `journaled`: the call may be retried (it was forwarded); `caller`: whose turn it takes. See HostCore.serve. */
   const serve = async (call: CallMessage, journaled: boolean, caller: string): Promise<AnswerMessage> => {
     try {
+      // A method of another build: its answer must never be another method's.
+      if (call.target === 'host' && !HOST_METHODS.includes(call.method)) throw unknownMethod(options!.name, call.target, call.method);
       // The SQL trace lives with the owner: another tab's page reaches it by forwarding.
-      if (call.target === 'host' && call.method !== 'origin') return { kind: 'answer', id: call.id, ok: true, value: tracer?.entries() ?? [] };
+      if (call.target === 'host' && call.method === 'sqlTrace') return { kind: 'answer', id: call.id, ok: true, value: tracer?.entries() ?? [] };
       if (failure) throw failure.error;
       if (!core) throw new StorageError('STORAGE_UNAVAILABLE', 'the database is not open');
       // The database's origin, which the page keeps in its marker to name a loss.

@@ -84,15 +84,19 @@ export interface BrowserDatabase<E = unknown, X extends Execution = Execution> {
    * The database's origin: a random id made with its tables, which every lease of its queues
    * carries (`lease.origin`, with `lease.counter` and `lease.lowWater`), so a server can check
    * that it received each publish. Kept for the database's life; a database made again after a
-   * loss has a new one.
+   * loss has a new one. Read from the database, never from whichever tab answered: while a tab
+   * of an older leasehold owns the database (one that cannot say, or whose schema has no origin
+   * yet) it is null, and it is set once this tab learns it (when a tab of this build or a newer
+   * one owns the database). The IndexedDB marker that names a loss is written then too.
    */
-  readonly origin: string;
+  readonly origin: string | null;
   /**
    * With {@link opened} `'lost'`: the origin of the database that was lost, as the marker kept
    * it (null otherwise, and for a marker written before leasehold kept origins). Tell the server:
    * the numbers of that origin it has not received by now will never come. The open that finds
    * the loss also dispatches the event `'leasehold:lost'` on `globalThis`, its `detail`
-   * `{ name, lostOrigin, origin }`, for code that is not handed the database.
+   * `{ name, lostOrigin, origin }`, for code that is not handed the database (once the new
+   * database's origin is known: see {@link origin}).
    */
   readonly lostOrigin: string | null;
   /** Storage facts from the page: persisted, the origin's usage and quota, the engine, {@link opened}. Never rejects. */
