@@ -1,0 +1,122 @@
+/**
+ * Two builds of one app on one origin, as after a deploy while tabs stay open: this tree (the
+ * "old" build) and the same tree with one more schema step (the "new" build, made here by
+ * resolving the table migrations to a list with one more entry). Both are real Vite builds
+ * served from one site, each in its own folder. In Chromium and Firefox.
+ */
+import { expect, type Page, test } from '@playwright/test';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { withBuilds } from './support/built-page.js';
+import { uniqueName } from './support/lab.js';
+
+const PAGE = `
+import * as leasehold from 'leasehold/browser';
+window.leasehold = leasehold;
+window.ready = true;
+`;
+
+/** The table migrations of this tree plus one: what a later release of leasehold would ship. */
+function newerTables(path: string): string {
+  const tables = fileURLToPath(new URL('../src/sqlite/sql/tables.ts', import.meta.url));
+  writeFileSync(
+    path,
+    `export * from ${JSON.stringify(tables)};\n` +
+      `import { CORE_TABLES as released } from ${JSON.stringify(tables)};\n` +
+      "export const CORE_TABLES = [...released, 'CREATE TABLE lh_next_release (id INTEGER PRIMARY KEY)'];\n",
+  );
+  return path;
+}
+
+async function openTab(page: Page, url: string, name: string): Promise<void> {
+  await page.goto(url);
+  await page.waitForFunction(() => (window as any).ready === true);
+  await page.evaluate(async (name) => {
+    const w = window as any;
+    w.owners = [];
+    w.db = await w.leasehold.openBrowserDatabase({ name });
+    w.db.onOwnerChange((owner: unknown) => w.owners.push(owner));
+  }, name);
+}
+
+const owner = (page: Page) => page.evaluate(() => (window as any).db.owner()) as Promise<{ ownerId: string | null; isThisTab: boolean }>;
+/** Publishes and says how it settled: the seq, or the error's name and code. */
+const publish = (page: Page, event: unknown) =>
+  page.evaluate(
+    (event) =>
+      (window as any).db.transport.publish('g', event).then(
+        (seq: number) => ({ seq }),
+        (error: { name: string; code?: string }) => ({ error: error.name, code: error.code }),
+      ),
+    event,
+  ) as Promise<{ seq?: number; error?: string; code?: string }>;
+
+test('new tab first, old tab second: when the new tab closes the old one never owns, says SCHEMA_TOO_NEW, and the next new tab owns', async ({ context }, testInfo) => {
+  const aliases = [{ find: /^\.\/sql\/tables\.js$/, replacement: newerTables(testInfo.outputPath('newer-tables.ts')) }];
+  await withBuilds({ old: { source: PAGE }, new: { source: PAGE, aliases } }, async (url) => {
+    const name = uniqueName('deploy');
+    const first = await context.newPage();
+    await openTab(first, `${url}new/`, name);
+    expect(await owner(first)).toMatchObject({ isThisTab: true });
+    const old = await context.newPage();
+    await openTab(old, `${url}old/`, name);
+    // Forwarding to the newer build works: the wire is the same.
+    expect(await owner(old)).toMatchObject({ isThisTab: false, ownerId: (await owner(first)).ownerId });
+    expect(await publish(old, 'from-old')).toEqual({ seq: 1 });
+    const origin = await first.evaluate(() => (window as any).db.origin as string);
+    expect(await old.evaluate(() => (window as any).db.origin)).toBe(origin);
+
+    await first.close();
+    // The old tab is granted the lock, cannot open the newer schema, and lets the lock go: it
+    // learns that no one owns the database (it never says it is the owner).
+    await expect.poll(() => old.evaluate(() => (window as any).owners.at(-1))).toEqual({ ownerId: null, isThisTab: false, via: 'channel' });
+    expect(await old.evaluate(() => (window as any).owners.some((o: { isThisTab: boolean }) => o.isThisTab))).toBe(false);
+    // Its calls fail at once with the error that says what is wrong: the schema is newer.
+    expect(await publish(old, 'no-owner')).toEqual({ error: 'SchemaTooNewError', code: 'SCHEMA_TOO_NEW' });
+
+    // A new tab opens (the lock is free: the old tab does not hold it) and owns, with the data.
+    const second = await context.newPage();
+    await openTab(second, `${url}new/`, name);
+    expect(await owner(second)).toMatchObject({ isThisTab: true });
+    expect(await second.evaluate(() => (window as any).db.origin)).toBe(origin);
+    // The old tab forwards to it again; nothing was lost or applied twice.
+    await expect.poll(() => owner(old)).toMatchObject({ isThisTab: false, ownerId: (await owner(second)).ownerId });
+    expect(await publish(old, 'after')).toEqual({ seq: 2 });
+    const events = await second.evaluate(async () => {
+      const snapshot = await (window as any).db.transport.inspect();
+      return snapshot.groups.flatMap((g: { messages: { event: unknown }[] }) => g.messages.map((m) => m.event));
+    });
+    expect(events).toEqual(['from-old', 'after']);
+
+    // The new tab closes as well: the old tab takes the lock once more, lets it go, and stays a tab that does not own.
+    await second.close();
+    await expect.poll(() => old.evaluate(() => (window as any).owners.at(-1))).toEqual({ ownerId: null, isThisTab: false, via: 'channel' });
+    expect(await publish(old, 'alone')).toEqual({ error: 'SchemaTooNewError', code: 'SCHEMA_TOO_NEW' });
+    await old.evaluate(() => (window as any).db.close());
+  });
+});
+
+test('an old tab alone with a database a newer build wrote: its open fails with SCHEMA_TOO_NEW, and a new tab opens it after', async ({ context }, testInfo) => {
+  const aliases = [{ find: /^\.\/sql\/tables\.js$/, replacement: newerTables(testInfo.outputPath('newer-tables.ts')) }];
+  await withBuilds({ old: { source: PAGE }, new: { source: PAGE, aliases } }, async (url) => {
+    const name = uniqueName('deploy-alone');
+    const first = await context.newPage();
+    await openTab(first, `${url}new/`, name);
+    await publish(first, 'kept');
+    await first.evaluate(() => (window as any).db.close());
+    await first.close();
+    const old = await context.newPage();
+    await old.goto(`${url}old/`);
+    await old.waitForFunction(() => (window as any).ready === true);
+    const failed = await old.evaluate((name) =>
+      (window as any).leasehold.openBrowserDatabase({ name }).then(
+        () => 'opened',
+        (error: { name: string; code?: string; message: string }) => ({ name: error.name, code: error.code, upgrade: /upgrade leasehold/i.test(error.message) }),
+      ), name);
+    expect(failed).toEqual({ name: 'SchemaTooNewError', code: 'SCHEMA_TOO_NEW', upgrade: true });
+    const second = await context.newPage();
+    await openTab(second, `${url}new/`, name);
+    expect(await owner(second)).toMatchObject({ isThisTab: true });
+    expect(await second.evaluate(async () => (await (window as any).db.transport.claim('w', 1000))?.event)).toBe('kept');
+  });
+});
