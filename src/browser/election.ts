@@ -24,11 +24,29 @@
  * owner is known, and are forwarded once one announces itself; only then does it ask for the lock
  * again, to learn when that owner goes (granted, it lets go at once). So it takes the lock at
  * most once per owner that announced itself, and never spins on it.
+ *
+ * Builds: each host announces its {@link HostVersion} in `who` and `owner`. The newest schema
+ * owns. An owner that hears `who` from a newer host hands the database over (`yielding`): it
+ * stops taking calls at a batch boundary (other hosts send theirs again to the next owner; its
+ * page's calls wait here and follow), closes the database, lets the lock go and asks for it again
+ * behind the newer host. A host that hears an owner of a newer build announce itself forwards to
+ * it and is `outdated` (its page is told): it never opens the database again, since that owner
+ * migrated it (granted the lock, it fails as a host whose open failed). A newer host that hears
+ * an older owner does not forward to it; it asks again (`who`), and that owner yields. Ownership
+ * so changes at most once per newer build that joins; hosts of one rank never yield to each other,
+ * and a host that announces no version (an older leasehold) is followed as before.
  * @internal
  */
-import { ClosedError, StorageError } from '../errors.js';
+import { ClosedError, SchemaTooNewError, StorageError } from '../errors.js';
 import { errorToWire } from '../remote/wire.js';
-import type { AnswerMessage, CallMessage, HostOptions, HostToBroker, HostToHost, HostToPage, OwnerInfo } from './protocol.js';
+import type { AnswerMessage, CallMessage, HostOptions, HostToBroker, HostToHost, HostToPage, HostVersion, OwnerInfo } from './protocol.js';
+
+/**
+ * The version of the messages between hosts (protocol.ts's HostToHost, the call and answer
+ * envelopes). Hosts compare builds, and forward to one another, only within one protocol: raise
+ * it when a change means an older host could not read the messages of a newer one.
+ */
+export const PROTOCOL_VERSION = 1;
 
 /** How long a page's open waits for an owner to answer before it reports the database stuck. */
 export const OPEN_TIMEOUT_MS = 10_000;
@@ -107,6 +125,12 @@ interface Opened<P> {
   openSettled: boolean;
   /** This host could not open the database (the error its page's calls get while no owner is known): it never owns. */
   failed: { error: unknown } | undefined;
+  /** What this host announces of its build; undefined: nothing (as a leasehold from before builds were announced). */
+  version: HostVersion | undefined;
+  /** A tab of this newer build owns (or owned) the database: this host never opens it again. */
+  outdated: HostVersion | undefined;
+  /** A host of a newer build asked while this one was not (yet) the owner: handed over to it as soon as this host owns. */
+  yieldTo: string | undefined;
 }
 
 /** Calls of this host's page sent to (or held for) another owner, awaiting an answer, by id. */
@@ -131,6 +155,11 @@ export type HostState<P> =
   /** This host owns the database, which it opened. */
   | ({ phase: 'owner'; links: readonly P[] } & Opened<P>)
   /**
+   * This host owned the database and hands it over to the newer host `to`: the database is
+   * closing; calls of its page wait here, to be forwarded to `to` once it announces itself.
+   */
+  | ({ phase: 'yielding'; to: string; links: readonly P[] } & Opened<P> & Forwarder)
+  /**
    * close() has begun; the database is still opening (closed once it is open) or closing.
    * `ports`: link ports closed at the end; `ownerId` for reports only.
    */
@@ -138,8 +167,8 @@ export type HostState<P> =
   | { phase: 'closed'; hostId: string };
 
 export type HostEvent<P> =
-  /** The page asks to open the database; `env` is what the worker offers. */
-  | { kind: 'open'; options: HostOptions; broker?: P; env: HostEnvironment }
+  /** The page asks to open the database; `env` is what the worker offers; `version` what this host announces (none: nothing). */
+  | { kind: 'open'; options: HostOptions; broker?: P; env: HostEnvironment; version?: HostVersion }
   /** A call from this host's page. */
   | { kind: 'page-call'; call: CallMessage }
   /** The page sends a port to a new link broker (after the host asked for one). */
@@ -160,8 +189,8 @@ export type HostEvent<P> =
   | { kind: 'database-failed'; error: unknown }
   /** The owner's database committed a change that may make work claimable in `queue`. */
   | { kind: 'changed'; queue: string }
-  /** A `serve` effect finished. */
-  | { kind: 'served'; answer: AnswerMessage; reply: Reply<P> }
+  /** A `serve` effect finished; `call` is the call it served. */
+  | { kind: 'served'; answer: AnswerMessage; reply: Reply<P>; call?: CallMessage }
   | { kind: 'database-closed' }
   | { kind: 'timeout'; timer: TimerId };
 
@@ -281,36 +310,62 @@ function transition<P>(state: HostState<P>, event: HostEvent<P>, fx: HostEffect<
     case 'database-failed':
       return databaseOpened(state, { error: event.error }, fx);
     case 'changed':
-      if (state.phase !== 'owner' && state.phase !== 'closing') return state;
+      if (state.phase !== 'owner' && state.phase !== 'yielding' && state.phase !== 'closing') return state;
       fx.push({ kind: 'to-page', message: { kind: 'changed', queue: event.queue } });
       if (shared(state)) fx.push({ kind: 'to-host', via: 'channel', message: { kind: 'changed', queue: event.queue } });
       return state;
     case 'served':
+      if (event.reply.to === 'page' && state.phase === 'yielding' && event.call && !event.answer.ok && event.answer.error.name === 'ClosedError') {
+        // Refused unapplied by the closing database: the next owner serves it.
+        fx.push({ kind: 'set-timer', timer: `call:${event.call.id}`, ms: CALL_TIMEOUT_MS });
+        return { ...state, forwarded: new Map(state.forwarded).set(event.call.id, event.call) };
+      }
       if (event.reply.to === 'page') {
         fx.push({ kind: 'to-page', message: event.answer });
-      } else if (state.phase !== 'closing' && state.phase !== 'closed') {
+      } else if (state.phase !== 'closing' && state.phase !== 'closed' && state.phase !== 'yielding') {
         // Unanswered (closing), the caller's host sends the call again to the next owner: the
         // journal there answers it if it was applied here.
         fx.push({ kind: 'to-host', via: event.reply.via, message: { kind: 'answer', to: event.reply.host, answer: event.answer } });
       }
       return state;
     case 'database-closed':
+      if (state.phase === 'yielding') return handedOver(state, fx);
       return state.phase === 'closing' ? finish(state, state.ports, true, fx) : state;
     case 'timeout':
       return timeout(state, event.timer, fx);
   }
 }
 
-type Live<P> = Extract<HostState<P>, { phase: 'unavailable' | 'seeking' | 'forwarding' | 'promoting' | 'owner' }>;
-type Forwarding<P> = Extract<HostState<P>, { phase: 'seeking' | 'forwarding' | 'promoting' }>;
+type Live<P> = Extract<HostState<P>, { phase: 'unavailable' | 'seeking' | 'forwarding' | 'promoting' | 'owner' | 'yielding' }>;
+type Forwarding<P> = Extract<HostState<P>, { phase: 'seeking' | 'forwarding' | 'promoting' | 'yielding' }>;
 
 /** Opened and not closing. */
 function live<P>(state: HostState<P>): state is Live<P> {
-  return state.phase === 'unavailable' || state.phase === 'seeking' || state.phase === 'forwarding' || state.phase === 'promoting' || state.phase === 'owner';
+  return state.phase === 'unavailable' || state.phase === 'owner' || forwarding(state);
 }
 
 function forwarding<P>(state: HostState<P>): state is Forwarding<P> {
-  return state.phase === 'seeking' || state.phase === 'forwarding' || state.phase === 'promoting';
+  return state.phase === 'seeking' || state.phase === 'forwarding' || state.phase === 'promoting' || state.phase === 'yielding';
+}
+
+/**
+ * How `a` ranks against `b`: positive when `a` is the newer build (a newer core schema, or the
+ * same with a newer host schema), 0 for the same rank, undefined when they cannot be compared (one
+ * announced nothing, or they speak different protocols: then neither yields to the other).
+ */
+export function compareVersions(a: HostVersion | undefined, b: HostVersion | undefined): number | undefined {
+  if (!a || !b || a.protocol !== b.protocol) return undefined;
+  return Math.sign(a.schema - b.schema || a.host - b.host);
+}
+
+/** `who`, carrying this host's id and version when it announces one (a host without says only `who`). */
+function who<P>(state: Opened<P>): HostToHost {
+  return state.version ? { kind: 'who', from: state.hostId, version: state.version } : { kind: 'who' };
+}
+
+/** `owner`, with this host's version when it announces one. */
+function ownerMessage<P>(state: Opened<P>): HostToHost {
+  return state.version ? { kind: 'owner', hostId: state.hostId, version: state.version } : { kind: 'owner', hostId: state.hostId };
 }
 
 /** The database is shared through a lock and a channel (OPFS), not this host's alone (memory). */
@@ -321,7 +376,7 @@ function shared<P>(state: Opened<P>): boolean {
 function open<P>(state: HostState<P>, event: Extract<HostEvent<P>, { kind: 'open' }>, fx: HostEffect<P>[]): HostState<P> {
   if (state.phase !== 'idle') return state;
   const { options } = event;
-  const base = { hostId: state.hostId, options, broker: undefined, brokerAlive: false, brokerMisses: 0, openSettled: false, failed: undefined, forwarded: new Map<string, CallMessage>() };
+  const base = { hostId: state.hostId, options, broker: undefined, brokerAlive: false, brokerMisses: 0, openSettled: false, failed: undefined, version: event.version, outdated: undefined, yieldTo: undefined, forwarded: new Map<string, CallMessage>() };
   if (options.storage === 'memory') {
     // This tab's alone: its own owner, no lock, no channel, no broker.
     fx.push({ kind: 'open-database', options });
@@ -334,7 +389,7 @@ function open<P>(state: HostState<P>, event: Extract<HostEvent<P>, { kind: 'open
     fx.push({ kind: 'to-page', message: { kind: 'open-failed', error: errorToWire(error) } });
     return { phase: 'unavailable', error, ...opened, openSettled: true };
   }
-  fx.push({ kind: 'open-channel', name: options.name }, { kind: 'set-timer', timer: 'open', ms: OPEN_TIMEOUT_MS }, { kind: 'request-lock', name: options.name }, { kind: 'to-host', via: 'channel', message: { kind: 'who' } });
+  fx.push({ kind: 'open-channel', name: options.name }, { kind: 'set-timer', timer: 'open', ms: OPEN_TIMEOUT_MS }, { kind: 'request-lock', name: options.name }, { kind: 'to-host', via: 'channel', message: who(base) });
   return { phase: 'seeking', ...base, broker: opened.broker };
 }
 
@@ -442,11 +497,19 @@ function hostMessage<P>(state: HostState<P>, message: HostToHost, via: Via<P>, f
       fx.push({ kind: 'clear-timer', timer: `call:${message.answer.id}` }, { kind: 'to-page', message: message.answer });
       return settle(state, message.answer.id);
     }
-    case 'who':
-      if (state.phase === 'owner') fx.push({ kind: 'to-host', via: 'channel', message: { kind: 'owner', hostId: state.hostId } });
+    case 'who': {
+      const newer = message.from !== undefined && live(state) && compareVersions(message.version, state.version) === 1;
+      if (state.phase === 'owner') {
+        if (newer) return handOver(state, message.from!, fx);
+        fx.push({ kind: 'to-host', via: 'channel', message: ownerMessage(state) });
+        return state;
+      }
+      // Not the owner (yet): should this host come to own the database, it hands it over at once.
+      if (newer && state.phase !== 'unavailable' && state.phase !== 'yielding') return { ...state, yieldTo: message.from };
       return state;
+    }
     case 'owner':
-      return ownerAnnounced(state, message.hostId, fx);
+      return ownerAnnounced(state, message.hostId, message.version, fx);
     case 'changed':
       if (live(state) || state.phase === 'closing') fx.push({ kind: 'to-page', message: { kind: 'changed', queue: message.queue } });
       return state;
@@ -457,8 +520,19 @@ function hostMessage<P>(state: HostState<P>, message: HostToHost, via: Via<P>, f
  * Host `ownerId` announced that it owns the database. Only a host that does not hold the lock
  * follows it: a promoting or owning host holds the lock, so any other announcement is stale.
  */
-function ownerAnnounced<P>(state: HostState<P>, ownerId: string, fx: HostEffect<P>[]): HostState<P> {
+function ownerAnnounced<P>(state: HostState<P>, ownerId: string, version: HostVersion | undefined, fx: HostEffect<P>[]): HostState<P> {
   if (state.phase !== 'seeking' && state.phase !== 'forwarding') return state;
+  const rank = compareVersions(version, state.version);
+  if (rank === -1) {
+    // An owner of an older build: its code must not serve this host's calls. Asked again, it
+    // hands the database over (it may not have heard the first `who`: it was still opening).
+    fx.push({ kind: 'to-host', via: 'channel', message: who(state) });
+    return state;
+  }
+  if (rank === 1 && !state.outdated) {
+    state = { ...state, outdated: version };
+    fx.push({ kind: 'to-page', message: { kind: 'outdated', newer: version! } });
+  }
   if (state.phase === 'forwarding' && state.ownerId === ownerId) return state;
   if (state.phase === 'forwarding' && state.link) fx.push({ kind: 'close-port', port: state.link.port });
   if (state.broker !== undefined) fx.push({ kind: 'to-broker', port: state.broker, message: { kind: 'connect', from: state.hostId, to: ownerId } });
@@ -506,17 +580,26 @@ function lockGranted<P>(state: HostState<P>, fx: HostEffect<P>[]): HostState<P> 
   if (state.phase !== 'seeking' && state.phase !== 'forwarding') return state;
   // The owner whose lock this was is gone: its link is of no more use.
   if (state.phase === 'forwarding' && state.link) fx.push({ kind: 'close-port', port: state.link.port });
-  const { hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, forwarded } = state;
+  const { hostId, options, broker, brokerAlive, brokerMisses, openSettled, version, outdated, forwarded } = state;
+  // A newer build owned the database and migrated it: this build can no longer open it.
+  const failed = state.failed ?? (outdated && version ? { error: tooNew(options.name, outdated, version) } : undefined);
+  const rest = { version, outdated, yieldTo: state.yieldTo };
   if (failed) {
     // It cannot open the database: the next tab in line (or the next to come) takes the lock.
     // Calls it had sent to the gone owner wait for the next one, which answers them from its journal.
     fx.push({ kind: 'release-lock' });
-    const next: HostState<P> = { phase: 'seeking', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, forwarded };
+    const next: HostState<P> = { phase: 'seeking', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, ...rest, forwarded };
     if (state.phase === 'forwarding') fx.push({ kind: 'to-page', message: { kind: 'owner', owner: ownerInfo(next) } });
     return next;
   }
   fx.push({ kind: 'open-database', options: state.options });
-  return { phase: 'promoting', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, forwarded, held: new Set(), ownerId: state.phase === 'forwarding' ? state.ownerId : null };
+  return { phase: 'promoting', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, ...rest, forwarded, held: new Set(), ownerId: state.phase === 'forwarding' ? state.ownerId : null };
+}
+
+/** The error of a host whose build is older than the database's, named from what the newer owner announced. */
+function tooNew(name: string, newer: HostVersion, own: HostVersion): SchemaTooNewError {
+  const database = `database ${JSON.stringify(name)}`;
+  return newer.schema > own.schema ? new SchemaTooNewError(database, 'core', newer.schema, own.schema) : new SchemaTooNewError(database, 'host', newer.host, own.host);
 }
 
 function databaseOpened<P>(state: HostState<P>, failure: { error: unknown } | undefined, fx: HostEffect<P>[]): HostState<P> {
@@ -525,11 +608,18 @@ function databaseOpened<P>(state: HostState<P>, failure: { error: unknown } | un
     return { ...state, database: 'closing' };
   }
   if (state.phase !== 'promoting') return state;
-  const { hostId, options, broker, brokerAlive, brokerMisses, openSettled } = state;
+  const { hostId, options, broker, brokerAlive, brokerMisses, openSettled, version, outdated } = state;
   if (failure) return openFailed(state, failure, fx);
-  let owner: HostState<P> = { phase: 'owner', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed: undefined, links: [] };
+  if (state.yieldTo !== undefined && shared(state)) {
+    // A newer host asked while this one opened: it gets the database before this one serves anything.
+    const { held, ownerId, ...rest } = state;
+    void held;
+    void ownerId;
+    return handOver({ ...rest, phase: 'owner', links: [] }, state.yieldTo, fx, state.forwarded);
+  }
+  let owner: HostState<P> = { phase: 'owner', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed: undefined, version, outdated, yieldTo: undefined, links: [] };
   if (broker !== undefined) fx.push({ kind: 'to-broker', port: broker, message: { kind: 'serve', hostId } });
-  if (shared(owner)) fx.push({ kind: 'to-host', via: 'channel', message: { kind: 'owner', hostId } });
+  if (shared(owner)) fx.push({ kind: 'to-host', via: 'channel', message: ownerMessage(owner) });
   fx.push({ kind: 'to-page', message: { kind: 'owner', owner: ownerInfo(owner) } });
   owner = settleOpen(owner, undefined, ownerInfo(owner), fx);
   // Calls this tab had forwarded to the old owner are now ours to serve, journaled: the journal
@@ -556,9 +646,35 @@ function openFailed<P>(state: Extract<HostState<P>, { phase: 'promoting' }>, fai
     fx.push({ kind: 'clear-timer', timer: `call:${id}` });
     fail(id, failure.error, fx);
   }
-  let next: HostState<P> = { phase: 'seeking', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed: failure, forwarded };
+  let next: HostState<P> = { phase: 'seeking', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed: failure, version: state.version, outdated: state.outdated, yieldTo: undefined, forwarded };
   fx.push({ kind: 'to-page', message: { kind: 'owner', owner: ownerInfo(next) } });
   next = settleOpen(next, failure, ownerInfo(next), fx);
+  return next;
+}
+
+/**
+ * The owner hands the database over to the newer host `to`: it leaves the broker and closes the
+ * database. Batches run whole, so it stops between two: calls still queued are refused unapplied
+ * (its page's wait here for the next owner; other hosts' go unanswered and are sent again to it).
+ */
+function handOver<P>(state: Extract<HostState<P>, { phase: 'owner' }>, to: string, fx: HostEffect<P>[], forwarded: ReadonlyMap<string, CallMessage> = new Map()): HostState<P> {
+  if (state.broker !== undefined) fx.push({ kind: 'to-broker', port: state.broker, message: { kind: 'leave', hostId: state.hostId } });
+  fx.push({ kind: 'close-database' });
+  return { ...state, phase: 'yielding', to, yieldTo: undefined, forwarded };
+}
+
+/**
+ * The yielding owner's database is closed: it lets the lock go to the newer host and asks for it
+ * again behind it. Should that host go away without owning, this one opens the database again;
+ * once it announces itself, this one forwards to it (and is outdated).
+ */
+function handedOver<P>(state: Extract<HostState<P>, { phase: 'yielding' }>, fx: HostEffect<P>[]): HostState<P> {
+  const { hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, version, outdated, forwarded } = state;
+  fx.push({ kind: 'release-lock' });
+  for (const port of state.links) fx.push({ kind: 'close-port', port });
+  fx.push({ kind: 'request-lock', name: options.name });
+  const next: HostState<P> = { phase: 'seeking', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, version, outdated, yieldTo: undefined, forwarded };
+  fx.push({ kind: 'to-page', message: { kind: 'owner', owner: ownerInfo(next) } });
   return next;
 }
 
@@ -607,8 +723,10 @@ function close<P>(state: HostState<P>, fx: HostEffect<P>[]): HostState<P> {
   if (!live(state)) return state;
   // Forwarded calls still waiting go unanswered: the page fails them itself as it closes.
   if (forwarding(state)) for (const id of state.forwarded.keys()) fx.push({ kind: 'clear-timer', timer: `call:${id}` });
-  const { hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed } = state;
-  const closing = { phase: 'closing' as const, hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, ownerId: ownerInfo(state).ownerId };
+  const { hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, version, outdated } = state;
+  const closing = { phase: 'closing' as const, hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, version, outdated, yieldTo: undefined, ownerId: ownerInfo(state).ownerId };
+  // Handing over: the database is closing already.
+  if (state.phase === 'yielding') return { ...closing, database: 'closing', ports: state.links };
   if (state.phase === 'owner') {
     if (broker !== undefined) fx.push({ kind: 'to-broker', port: broker, message: { kind: 'leave', hostId } });
     fx.push({ kind: 'close-database' });

@@ -8,7 +8,9 @@
  */
 import { StorageError } from '../errors.js';
 import { HOST_METHODS, HostCore, unknownMethod } from './core.js';
-import { type HostEffect, type HostEvent, type HostState, initialHostState, step, type TimerId } from './election.js';
+import { type HostEffect, type HostEvent, type HostState, initialHostState, PROTOCOL_VERSION, step, type TimerId } from './election.js';
+import { SCHEMA_VERSION } from '../sqlite/schema.js';
+import { HOST_SCHEMA_VERSION } from '../remote/journal.js';
 import { explainStorageFailure, openHostDatabase, type OpenedDatabase } from './opfs.js';
 import type { AnswerMessage, BrokerToHost, CallMessage, HostOptions, HostToHost, HostToPage, PageToHost } from './protocol.js';
 import type { SqlTracer } from './trace.js';
@@ -120,7 +122,7 @@ export function startHost(scope: Scope): void {
         void openDatabase(effect.options);
         return;
       case 'serve':
-        void serve(effect.call, effect.journaled, effect.caller).then((answer) => dispatch({ kind: 'served', answer, reply: effect.reply }));
+        void serve(effect.call, effect.journaled, effect.caller).then((answer) => dispatch({ kind: 'served', answer, reply: effect.reply, call: effect.call }));
         return;
       case 'close-database':
         void closeDatabase();
@@ -181,6 +183,9 @@ export function startHost(scope: Scope): void {
     } finally {
       // Even after a failed close: the next owner must be able to open the file.
       opened?.release();
+      // A host that handed the database over may open it again (its successor went away first).
+      core = undefined;
+      opened = undefined;
       dispatch({ kind: 'database-closed' });
     }
   };
@@ -194,7 +199,9 @@ export function startHost(scope: Scope): void {
         storage: typeof navigator !== 'undefined' && typeof navigator.storage?.getDirectory === 'function',
         secureContext: globalThis.isSecureContext as boolean | undefined,
       };
-      dispatch({ kind: 'open', options: message.options, broker: message.broker, env });
+      // The schemas this build writes: the newest owns the database (election.ts).
+      const version = { schema: SCHEMA_VERSION, host: HOST_SCHEMA_VERSION, protocol: PROTOCOL_VERSION, ...(message.options.build === undefined ? {} : { build: message.options.build }) };
+      dispatch({ kind: 'open', options: message.options, broker: message.broker, env, version });
     } else if (message.kind === 'call') dispatch({ kind: 'page-call', call: message });
     else if (message.kind === 'broker') dispatch({ kind: 'broker-port', port: message.port });
     else if (message.kind === 'close') dispatch({ kind: 'close' });
