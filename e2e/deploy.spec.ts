@@ -28,15 +28,18 @@ function newerTables(path: string): string {
   return path;
 }
 
-async function openTab(page: Page, url: string, name: string): Promise<void> {
+async function openTab(page: Page, url: string, name: string, build?: string): Promise<void> {
   await page.goto(url);
   await page.waitForFunction(() => (window as any).ready === true);
-  await page.evaluate(async (name) => {
+  await page.evaluate(async ({ name, build }) => {
     const w = window as any;
     w.owners = [];
-    w.db = await w.leasehold.openBrowserDatabase({ name });
+    w.outdated = [];
+    addEventListener('leasehold:outdated', (event) => w.outdated.push({ event: (event as CustomEvent).detail }));
+    w.db = await w.leasehold.openBrowserDatabase({ name, ...(build ? { build } : {}) });
     w.db.onOwnerChange((owner: unknown) => w.owners.push(owner));
-  }, name);
+    w.db.onOutdated((detail: unknown) => w.outdated.push({ listener: detail }));
+  }, { name, build });
 }
 
 const owner = (page: Page) => page.evaluate(() => (window as any).db.owner()) as Promise<{ ownerId: string | null; isThisTab: boolean }>;
@@ -63,6 +66,8 @@ test('new tab first, old tab second: when the new tab closes the old one never o
     // Forwarding to the newer build works: the wire is the same.
     expect(await owner(old)).toMatchObject({ isThisTab: false, ownerId: (await owner(first)).ownerId });
     expect(await publish(old, 'from-old')).toEqual({ seq: 1 });
+    // It joined under a newer build: told so, and still served.
+    expect(await old.evaluate(() => (window as any).db.outdated)).toBe(true);
     const origin = await first.evaluate(() => (window as any).db.origin as string);
     expect(await old.evaluate(() => (window as any).db.origin)).toBe(origin);
 
@@ -118,5 +123,41 @@ test('an old tab alone with a database a newer build wrote: its open fails with 
     await openTab(second, `${url}new/`, name);
     expect(await owner(second)).toMatchObject({ isThisTab: true });
     expect(await second.evaluate(async () => (await (window as any).db.transport.claim('w', 1000))?.event)).toBe('kept');
+  });
+});
+
+test('old tab first, new tab second: the old one hands over once, the new one migrates and owns, the old one forwards and is told it is outdated', async ({ context }, testInfo) => {
+  const aliases = [{ find: /^\.\/sql\/tables\.js$/, replacement: newerTables(testInfo.outputPath('newer-tables.ts')) }];
+  await withBuilds({ old: { source: PAGE }, new: { source: PAGE, aliases } }, async (url) => {
+    const name = uniqueName('deploy-handover');
+    const old = await context.newPage();
+    await openTab(old, `${url}old/`, name, 'v1');
+    expect(await owner(old)).toMatchObject({ isThisTab: true });
+    expect(await publish(old, 'before')).toEqual({ seq: 1 });
+    const origin = await old.evaluate(() => (window as any).db.origin as string);
+    // A lease the old tab holds across the handover.
+    const lease = await old.evaluate(() => (window as any).db.transport.claim('w', 60_000));
+
+    const newer = await context.newPage();
+    await openTab(newer, `${url}new/`, name, 'v2');
+    expect(await owner(newer)).toMatchObject({ isThisTab: true });
+    expect(await newer.evaluate(() => (window as any).db.outdated)).toBe(false);
+    const newerId = (await owner(newer)).ownerId;
+    await expect.poll(() => owner(old)).toMatchObject({ isThisTab: false, ownerId: newerId });
+    // Told once, by the listener and the event, with both builds named.
+    const newest = { schema: expect.any(Number), host: expect.any(Number), protocol: expect.any(Number), build: 'v2' };
+    await expect.poll(() => old.evaluate(() => (window as any).outdated)).toEqual([
+      { listener: { name, build: 'v1', newer: newest } },
+      { event: { name, build: 'v1', newer: newest } },
+    ]);
+    expect(await old.evaluate(() => (window as any).db.outdated)).toBe(true);
+    // Ownership moved once: to the new tab (the old tab heard no other owner).
+    const moves = await old.evaluate(() => (window as any).owners.filter((o: { ownerId: string | null }) => o.ownerId !== null).map((o: { ownerId: string }) => o.ownerId));
+    expect(new Set(moves)).toEqual(new Set([newerId]));
+    // The old tab keeps working through the new owner: its lease acks, its publishes land; one database, one origin.
+    expect(await old.evaluate((lease) => (window as any).db.transport.ack(lease).then(() => 'acked'), lease)).toBe('acked');
+    expect(await publish(old, 'after')).toEqual({ seq: 2 });
+    expect(await newer.evaluate(() => (window as any).db.origin)).toBe(origin);
+    expect(await newer.evaluate(async () => (await (window as any).db.transport.claim('w2', 1000))?.event)).toBe('after');
   });
 });
