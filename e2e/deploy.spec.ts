@@ -4,7 +4,7 @@
  * resolving the table migrations to a list with one more entry). Both are real Vite builds
  * served from one site, each in its own folder. In Chromium and Firefox.
  */
-import { expect, type Page, test } from '@playwright/test';
+import { expect, type Page, test, type TestInfo } from '@playwright/test';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { withBuilds } from './support/built-page.js';
@@ -54,9 +54,14 @@ const publish = (page: Page, event: unknown) =>
     event,
   ) as Promise<{ seq?: number; error?: string; code?: string }>;
 
-test('new tab first, old tab second: when the new tab closes the old one never owns, says SCHEMA_TOO_NEW, and the next new tab owns', async ({ context }, testInfo) => {
+/** This tree at `<url>old/` and the newer release at `<url>new/`, one site. */
+function withOldAndNew(testInfo: TestInfo, body: (url: string) => Promise<void>): Promise<void> {
   const aliases = [{ find: /^\.\/sql\/tables\.js$/, replacement: newerTables(testInfo.outputPath('newer-tables.ts')) }];
-  await withBuilds({ old: { source: PAGE }, new: { source: PAGE, aliases } }, async (url) => {
+  return withBuilds({ old: { source: PAGE }, new: { source: PAGE, aliases } }, body);
+}
+
+test('new tab first, old tab second: when the new tab closes the old one never owns, says SCHEMA_TOO_NEW, and the next new tab owns', async ({ context }, testInfo) => {
+  await withOldAndNew(testInfo, async (url) => {
     const name = uniqueName('deploy');
     const first = await context.newPage();
     await openTab(first, `${url}new/`, name);
@@ -102,8 +107,7 @@ test('new tab first, old tab second: when the new tab closes the old one never o
 });
 
 test('an old tab alone with a database a newer build wrote: its open fails with SCHEMA_TOO_NEW, and a new tab opens it after', async ({ context }, testInfo) => {
-  const aliases = [{ find: /^\.\/sql\/tables\.js$/, replacement: newerTables(testInfo.outputPath('newer-tables.ts')) }];
-  await withBuilds({ old: { source: PAGE }, new: { source: PAGE, aliases } }, async (url) => {
+  await withOldAndNew(testInfo, async (url) => {
     const name = uniqueName('deploy-alone');
     const first = await context.newPage();
     await openTab(first, `${url}new/`, name);
@@ -127,8 +131,7 @@ test('an old tab alone with a database a newer build wrote: its open fails with 
 });
 
 test('old tab first, new tab second: the old one hands over once, the new one migrates and owns, the old one forwards and is told it is outdated', async ({ context }, testInfo) => {
-  const aliases = [{ find: /^\.\/sql\/tables\.js$/, replacement: newerTables(testInfo.outputPath('newer-tables.ts')) }];
-  await withBuilds({ old: { source: PAGE }, new: { source: PAGE, aliases } }, async (url) => {
+  await withOldAndNew(testInfo, async (url) => {
     const name = uniqueName('deploy-handover');
     const old = await context.newPage();
     await openTab(old, `${url}old/`, name, 'v1');

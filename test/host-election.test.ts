@@ -871,6 +871,19 @@ class World {
     this.dispatch(host, { kind: 'page-call', call: c });
   }
 
+  /** The page of `host` closes the database, and everything settles. */
+  async close(host: SimHost): Promise<void> {
+    this.dispatch(host, { kind: 'close' });
+    await this.settle();
+  }
+
+  /** The page of `host` makes a call and everything settles: the answer, if one reached the page. */
+  async round(host: SimHost, c: CallMessage): Promise<AnswerMessage | undefined> {
+    this.call(host, c);
+    await this.settle();
+    return this.answer(host, c.id);
+  }
+
   answer(host: SimHost, id: string): AnswerMessage | undefined {
     return host.page.find((m): m is AnswerMessage => m.kind === 'answer' && m.id === id);
   }
@@ -1043,20 +1056,13 @@ describe('hosts together, over a real HostCore', () => {
     const older = world.add('old', { tooOld: true });
     await world.settle();
     expect(ownerInfo(older.state)).toMatchObject({ ownerId: 'new', isThisTab: false });
-    const before = publish('before');
-    world.call(older, before);
-    await world.settle();
-    expect(world.answer(older, before.id)).toMatchObject({ ok: true, value: 1 });
+    expect(await world.round(older, publish('before'))).toMatchObject({ ok: true, value: 1 });
 
-    world.dispatch(newer, { kind: 'close' });
-    await world.settle();
+    await world.close(newer);
     // The old tab got the lock, could not open the database and let the lock go.
-    expect(older.grants).toBe(1);
-    expect(older.state.phase).toBe('seeking');
+    expect([older.grants, older.state.phase]).toEqual([1, 'seeking']);
     expect(ownerInfo(older.state)).toEqual({ ownerId: null, isThisTab: false, via: 'channel' });
-    const meanwhile = publish('meanwhile');
-    world.call(older, meanwhile);
-    const refused = world.answer(older, meanwhile.id) as AnswerMessage & { ok: false };
+    const refused = (await world.round(older, publish('meanwhile'))) as AnswerMessage & { ok: false };
     expect(errorFromWire(refused.error)).toMatchObject({ name: 'SchemaTooNewError', code: 'SCHEMA_TOO_NEW', component: 'core' });
 
     // A fresh new tab takes the free lock at once and owns; the old tab forwards to it again.
@@ -1064,16 +1070,11 @@ describe('hosts together, over a real HostCore', () => {
     await world.settle();
     expect(ownerInfo(fresh.state)).toMatchObject({ ownerId: 'fresh', isThisTab: true });
     expect(ownerInfo(older.state)).toMatchObject({ ownerId: 'fresh', isThisTab: false });
-    const after = publish('after');
-    world.call(older, after);
-    await world.settle();
-    expect(world.answer(older, after.id)).toMatchObject({ ok: true, value: 2 });
+    expect(await world.round(older, publish('after'))).toMatchObject({ ok: true, value: 2 });
 
     // That owner closes too: the old tab is granted the lock once more, lets it go, and stops asking.
-    world.dispatch(fresh, { kind: 'close' });
-    await world.settle();
-    expect(older.grants).toBe(2);
-    expect(older.state.phase).toBe('seeking');
+    await world.close(fresh);
+    expect([older.grants, older.state.phase]).toEqual([2, 'seeking']);
     expect(older.page.filter((m) => m.kind === 'open-failed')).toEqual([]);
   });
 
@@ -1082,8 +1083,7 @@ describe('hosts together, over a real HostCore', () => {
     const old = world.add('old', { schema: 13 });
     await world.settle();
     const before = publish('before');
-    world.call(old, before);
-    await world.settle();
+    await world.round(old, before);
     const newer = world.add('new', { schema: 14 });
     // The old tab's page keeps calling while the database changes hands.
     const during = publish('during');
@@ -1098,12 +1098,9 @@ describe('hosts together, over a real HostCore', () => {
     expect([old.grants, newer.grants]).toEqual([1, 1]);
 
     // The new tab closes: the old one, outdated, does not open the migrated file.
-    world.dispatch(newer, { kind: 'close' });
-    await world.settle();
+    await world.close(newer);
     expect(old.grants).toBe(2);
-    const alone = publish('alone');
-    world.call(old, alone);
-    expect(errorFromWire((world.answer(old, alone.id) as { error: WireError }).error)).toMatchObject({ code: 'SCHEMA_TOO_NEW' });
+    expect(errorFromWire(((await world.round(old, publish('alone'))) as { error: WireError }).error)).toMatchObject({ code: 'SCHEMA_TOO_NEW' });
   });
 
   it('tabs of two builds joining and leaving at random: the newest open build owns, ownership moves at most once per join or owner leaving, every call is answered once', async () => {
