@@ -8,6 +8,7 @@ import { expect, type Page, test, type TestInfo } from '@playwright/test';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { withBuilds } from './support/built-page.js';
+import { checkRun, exposeRecorder, type Record, startConsumer } from './support/consumers.js';
 import { uniqueName } from './support/lab.js';
 
 const PAGE = `
@@ -81,7 +82,8 @@ test('new tab first, old tab second: when the new tab closes the old one never o
     // learns that no one owns the database (it never says it is the owner).
     await expect.poll(() => old.evaluate(() => (window as any).owners.at(-1))).toEqual({ ownerId: null, isThisTab: false, via: 'channel' });
     expect(await old.evaluate(() => (window as any).owners.some((o: { isThisTab: boolean }) => o.isThisTab))).toBe(false);
-    // Its calls fail at once with the error that says what is wrong: the schema is newer.
+    // Its calls wait a few seconds for a tab that can open the database to take over; none
+    // does, so they fail with the error that says what is wrong: the schema is newer.
     expect(await publish(old, 'no-owner')).toEqual({ error: 'SchemaTooNewError', code: 'SCHEMA_TOO_NEW' });
 
     // A new tab opens (the lock is free: the old tab does not hold it) and owns, with the data.
@@ -162,5 +164,70 @@ test('old tab first, new tab second: the old one hands over once, the new one mi
     expect(await publish(old, 'after')).toEqual({ seq: 2 });
     expect(await newer.evaluate(() => (window as any).db.origin)).toBe(origin);
     expect(await newer.evaluate(async () => (await (window as any).db.transport.claim('w2', 1000))?.event)).toBe('after');
+  });
+});
+
+test('four tabs of two builds opened and closed in turn while every tab publishes and consumes: the new build owns, nothing lost or acked twice', async ({ context }, testInfo) => {
+  test.setTimeout(180_000);
+  await withOldAndNew(testInfo, async (url) => {
+    const name = uniqueName('deploy-churn');
+    const records: Record[] = [];
+    const published: { seq: number; groupId: string; n: number }[] = [];
+    const builds = ['new', 'old', 'new', 'old'] as const;
+    const pages: Page[] = [];
+    let tabs = 0;
+    const open = async (slot: number) => {
+      const page = await context.newPage();
+      const tab = tabs++;
+      await exposeRecorder(page, tab, records);
+      await openTab(page, `${url}${builds[slot]}/`, name, builds[slot]);
+      await startConsumer(page, { visibilityMs: 1_500, workMs: 60, worker: `tab${tab}` });
+      await page.evaluate(() => ((window as any).loops = [(window as any).consumerDone]));
+      pages[slot] = page;
+    };
+    let n = 0;
+    const publishFrom = async (page: Page, count: number) => {
+      const sent = await page.evaluate(
+        async ({ from, count }) => {
+          const out = [];
+          for (let n = from; n < from + count; n++) out.push({ seq: (await (window as any).db.transport.publish(`g${n % 8}`, { n })) as number, groupId: `g${n % 8}`, n });
+          return out;
+        },
+        { from: n, count },
+      );
+      n += count;
+      published.push(...sent);
+    };
+    /** The tab that owns the database, among the open ones, once ownership has settled. */
+    const ownerSlot = async () => {
+      const owns = await Promise.all(pages.map((page) => page.evaluate(async () => (await (window as any).db.owner()).isThisTab as boolean)));
+      return owns.indexOf(true);
+    };
+
+    for (let slot = 0; slot < 4; slot++) await open(slot);
+    await publishFrom(pages[1]!, 24);
+    for (let step = 0; step < 8; step++) {
+      // Whenever a tab of the new build is open, one of them owns the database.
+      await expect.poll(ownerSlot).toBeGreaterThanOrEqual(0);
+      expect(builds[await ownerSlot()]).toBe('new');
+      const slot = step % 4;
+      await pages[slot]!.close();
+      // Every other tab's calls carry on across the close (an old tab's too: another new tab stays open).
+      await publishFrom(pages[(slot + 1) % 4]!, 12);
+      await open(slot);
+    }
+    await expect.poll(ownerSlot).toBeGreaterThanOrEqual(0);
+    expect(builds[await ownerSlot()]).toBe('new');
+    // Drain: a last consumer in each open tab, then every loop of every open tab ends without an error.
+    for (const [slot, page] of pages.entries()) {
+      await startConsumer(page, { visibilityMs: 1_500, workMs: 0, worker: `last${slot}` });
+      await page.evaluate(() => (window as any).loops.push((window as any).consumerDone));
+    }
+    for (const page of pages) await page.evaluate(() => Promise.all((window as any).loops));
+    expect(checkRun(records, published)).toEqual([]);
+    // No tab of the old build ever owned the database (a new one was always open).
+    for (const [slot, page] of pages.entries()) {
+      if (builds[slot] === 'old') expect(await page.evaluate(() => (window as any).owners.some((o: { isThisTab: boolean }) => o.isThisTab))).toBe(false);
+    }
   });
 });

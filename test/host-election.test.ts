@@ -5,7 +5,7 @@
  * when a test says so.
  */
 import { describe, expect, it } from 'vitest';
-import { BROKER_ATTEMPTS, BROKER_RESTART_MS, BROKER_RETRY_MS, BROKER_TIMEOUT_MS, CALL_TIMEOUT_MS, compareVersions, PROTOCOL_VERSION, type HostEffect, type HostEnvironment, type HostEvent, type HostState, initialHostState, OPEN_TIMEOUT_MS, ownerInfo, step, unavailableError } from '../src/browser/election.js';
+import { BROKER_ATTEMPTS, BROKER_RESTART_MS, BROKER_RETRY_MS, BROKER_TIMEOUT_MS, CALL_TIMEOUT_MS, compareVersions, TAKEOVER_MS, PROTOCOL_VERSION, type HostEffect, type HostEnvironment, type HostEvent, type HostState, initialHostState, OPEN_TIMEOUT_MS, ownerInfo, step, unavailableError } from '../src/browser/election.js';
 import { HostCore } from '../src/browser/core.js';
 import type { AnswerMessage, CallMessage, HostOptions, HostToHost, HostToPage, HostVersion } from '../src/browser/protocol.js';
 import { errorFromWire, errorToWire, type WireError } from '../src/remote/wire.js';
@@ -227,6 +227,7 @@ describe('election', () => {
     const tooNew = new SchemaTooNewError('database "db"', 'core', 14, 13);
     const effects = host.send({ kind: 'database-failed', error: tooNew });
     expect(effects).toContainEqual({ kind: 'release-lock' });
+    expect(effects).toContainEqual({ kind: 'set-timer', timer: 'takeover', ms: TAKEOVER_MS });
     expect(kinds(effects)).not.toContain('to-broker');
     expect(sent(effects)).toEqual([]);
     expect(toPage(effects)).toEqual([
@@ -240,15 +241,22 @@ describe('election', () => {
     // Other tabs' calls are not served here, nor is `who` answered: a tab that can open takes the lock.
     expect(host.send(fromHost({ kind: 'call', from: 'other', call: call() }))).toEqual([]);
     expect(host.send(fromHost({ kind: 'who' }))).toEqual([]);
-    // Its page's calls fail at once with the open error, not after the call timeout.
+    // Its page's calls wait a while for a tab that can open the database to take over (they go
+    // nowhere meanwhile); when none does, they fail with the open error, and later ones at once.
     const c = call();
-    expect(host.send({ kind: 'page-call', call: c })).toEqual([{ kind: 'to-page', message: { kind: 'answer', id: c.id, ok: false, error: errorToWire(tooNew) } }]);
+    expect(host.send({ kind: 'page-call', call: c })).toEqual([{ kind: 'set-timer', timer: `call:${c.id}`, ms: CALL_TIMEOUT_MS }]);
+    expect(host.send({ kind: 'timeout', timer: 'takeover' })).toEqual([
+      { kind: 'clear-timer', timer: `call:${c.id}` },
+      { kind: 'to-page', message: { kind: 'answer', id: c.id, ok: false, error: errorToWire(tooNew) } },
+    ]);
+    const d = call();
+    expect(host.send({ kind: 'page-call', call: d })).toEqual([{ kind: 'to-page', message: { kind: 'answer', id: d.id, ok: false, error: errorToWire(tooNew) } }]);
     // A broker that comes later is not given it either, and a late lock grant is let go.
     expect(kinds(host.send({ kind: 'broker-port', port: port('b2') }))).not.toContain('to-broker');
-    expect(host.send({ kind: 'lock-granted' })).toEqual([{ kind: 'release-lock' }]);
+    expect(host.send({ kind: 'lock-granted' })).toEqual([{ kind: 'release-lock' }, { kind: 'set-timer', timer: 'takeover', ms: TAKEOVER_MS }]);
   });
 
-  it('a forwarder whose takeover failed: calls made while it opened fail, calls the gone owner may have applied wait for the next owner', () => {
+  it('a forwarder whose takeover failed: its calls wait for a tab that can open, and go to it once it announces itself', () => {
     const host = forwarder({ owner: 'new', link: port('link') });
     const sentBefore = call();
     host.send({ kind: 'page-call', call: sentBefore });
@@ -258,22 +266,26 @@ describe('election', () => {
     const tooNew = new SchemaTooNewError('database "db"', 'core', 14, 13);
     const effects = host.send({ kind: 'database-failed', error: tooNew });
     expect(effects).toContainEqual({ kind: 'release-lock' });
-    expect(effects).toContainEqual({ kind: 'clear-timer', timer: `call:${held.id}` });
-    // The page was open already (as a forwarder): its open is not answered again.
-    expect(toPage(effects)).toEqual([
-      { kind: 'answer', id: held.id, ok: false, error: errorToWire(tooNew) },
-      { kind: 'owner', owner: { ownerId: null, isThisTab: false, via: 'channel' } },
-    ]);
-    expect(host.forwarded).toEqual([sentBefore.id]);
-    // A tab that can open takes over and announces itself: the waiting call is sent to it, and
-    // this host asks for the lock once, to learn when that owner goes.
+    // The page was open already (as a forwarder): its open is not answered again, nor are its calls yet.
+    expect(toPage(effects)).toEqual([{ kind: 'owner', owner: { ownerId: null, isThisTab: false, via: 'channel' } }]);
+    expect(sent(effects)).toEqual([]);
+    expect(host.forwarded).toEqual([sentBefore.id, held.id]);
+    // A tab that can open takes over and announces itself: the waiting calls are sent to it (the
+    // one the gone owner may have applied is answered from the journal), and this host asks for
+    // the lock once, to learn when that owner goes.
     const next = host.send(announce('newer'));
     expect(next).toContainEqual({ kind: 'request-lock', name: 'db' });
-    expect(sent(next)).toEqual([{ via: 'channel', message: { kind: 'call', from: 'me', call: sentBefore } }]);
+    expect(next).toContainEqual({ kind: 'clear-timer', timer: 'takeover' });
+    expect(sent(next)).toEqual([
+      { via: 'channel', message: { kind: 'call', from: 'me', call: sentBefore } },
+      { via: 'channel', message: { kind: 'call', from: 'me', call: held } },
+    ]);
     expect(host.phase).toBe('forwarding');
     const later = call();
     expect(sent(host.send({ kind: 'page-call', call: later }))).toEqual([{ via: 'channel', message: { kind: 'call', from: 'me', call: later } }]);
     expect(toPage(host.send(answerFrom(ok(sentBefore.id))))).toEqual([ok(sentBefore.id)]);
+    // A late end of the wait changes nothing now.
+    expect(host.send({ kind: 'timeout', timer: 'takeover' })).toEqual([]);
   });
 
   it('a host that cannot open takes the lock at most once per owner that announced itself, and never opens', () => {
@@ -791,9 +803,14 @@ describe('builds', () => {
     const host = seekingAs(V1);
     host.send(announceAs('newer', V2));
     const effects = host.send({ kind: 'lock-granted' });
-    expect(effects).toEqual([{ kind: 'release-lock' }, { kind: 'to-page', message: { kind: 'owner', owner: { ownerId: null, isThisTab: false, via: 'channel' } } }]);
+    expect(effects).toEqual([
+      { kind: 'release-lock' },
+      { kind: 'set-timer', timer: 'takeover', ms: TAKEOVER_MS },
+      { kind: 'to-page', message: { kind: 'owner', owner: { ownerId: null, isThisTab: false, via: 'channel' } } },
+    ]);
     const c = call();
-    const [answer] = toPage(host.send({ kind: 'page-call', call: c }));
+    host.send({ kind: 'page-call', call: c });
+    const [answer] = toPage(host.send({ kind: 'timeout', timer: 'takeover' }));
     expect(errorFromWire((answer as { error: WireError }).error)).toMatchObject({ code: 'SCHEMA_TOO_NEW', component: 'core', found: 14, supported: 13 });
   });
 
@@ -894,8 +911,17 @@ class World {
     this.#release(host);
   }
 
+  /** Hosts whose takeover wait runs (the only timer the world lets pass: once nothing else is left to happen). */
+  readonly #takeovers = new Set<SimHost>();
+
   async settle(): Promise<void> {
-    while (this.#pending.size > 0) await Promise.all([...this.#pending]);
+    for (;;) {
+      while (this.#pending.size > 0) await Promise.all([...this.#pending]);
+      const [host] = this.#takeovers;
+      if (!host) return;
+      this.#takeovers.delete(host);
+      this.dispatch(host, { kind: 'timeout', timer: 'takeover' });
+    }
   }
 
   dispatch(host: SimHost, event: HostEvent<Port>): void {
@@ -972,8 +998,14 @@ class World {
           this.dispatch(host, { kind: 'database-closed' });
         });
         return;
+      case 'set-timer':
+        if (effect.timer === 'takeover') this.#takeovers.add(host);
+        return;
+      case 'clear-timer':
+        if (effect.timer === 'takeover') this.#takeovers.delete(host);
+        return;
       default:
-        // Timers never fire here (no time passes); no ports exist without a broker.
+        // Other timers never fire here; no ports exist without a broker.
         return;
     }
   }

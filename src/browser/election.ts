@@ -50,6 +50,13 @@ export const PROTOCOL_VERSION = 1;
 
 /** How long a page's open waits for an owner to answer before it reports the database stuck. */
 export const OPEN_TIMEOUT_MS = 10_000;
+/**
+ * How long a host that cannot open the database, having let the lock go, waits for a tab that
+ * can to take over before it fails the calls its page made meanwhile: the next tab in line opens
+ * in a few hundred milliseconds (more on a loaded machine), and when there is none the calls
+ * fail with the host's open error after this long at most.
+ */
+export const TAKEOVER_MS = 5_000;
 /** How long a forwarded call waits for the owner's answer before failing. */
 export const CALL_TIMEOUT_MS = 15_000;
 /**
@@ -100,7 +107,7 @@ export type Reply<P> = { to: 'page' } | { to: 'host'; host: string; via: Via<P> 
  * `alive` (`broker`), the pause before asking for a broker after one died (`broker-restart`), or
  * the longer one after every try was silent (`broker-retry`).
  */
-export type TimerId = 'open' | 'broker' | 'broker-restart' | 'broker-retry' | `call:${string}`;
+export type TimerId = 'open' | 'broker' | 'broker-restart' | 'broker-retry' | 'takeover' | `call:${string}`;
 
 /** From the link broker: a paired port (see protocol.ts's BrokerToHost), or the broker's life lock. */
 export type BrokerMessage<P> = { kind: 'link'; side: 'owner' | 'caller'; peer: string; port: P } | { kind: 'alive'; lock: string };
@@ -143,7 +150,12 @@ export type HostState<P> =
   /** The browser lacks what a shared database needs: the open failed with `error`. */
   | ({ phase: 'unavailable'; error: StorageError } & Opened<P>)
   /** The lock is requested and `who` asked; no owner has answered yet. */
-  | ({ phase: 'seeking' } & Opened<P> & Forwarder)
+  /**
+   * `waiting`: this host cannot open the database and let the lock go; until a tab that can
+   * announces itself (or {@link TAKEOVER_MS} passes) its page's calls wait instead of failing.
+   * These are the ones made meanwhile.
+   */
+  | ({ phase: 'seeking'; waiting?: ReadonlySet<string> } & Opened<P> & Forwarder)
   /** Host `ownerId` owns the database; calls go to it over `link` (when ready) or the channel. */
   | ({ phase: 'forwarding'; ownerId: string; link: Link<P> | undefined } & Opened<P> & Forwarder)
   /**
@@ -449,17 +461,20 @@ function pageCall<P>(state: HostState<P>, call: CallMessage, fx: HostEffect<P>[]
       }
       break;
     case 'seeking':
-      // This host cannot open the database and no owner is known: waiting could only end in the
-      // call timeout, and the open error says what is wrong and what to do.
-      if (state.failed) {
+      // This host cannot open the database and no owner is known or coming: waiting could only
+      // end in the call timeout, and the open error says what is wrong and what to do.
+      if (state.failed && !state.waiting) {
         fail(call.id, state.failed.error, fx);
         return state;
       }
+      if (state.waiting) state = { ...state, waiting: new Set(state.waiting).add(call.id) };
   }
   fx.push({ kind: 'set-timer', timer: `call:${call.id}`, ms: CALL_TIMEOUT_MS });
   // Held while promoting (served once the database is open); otherwise sent to the owner, over
   // the channel while no one is known (an owner that has not answered `who` yet still serves it).
-  if (state.phase === 'seeking') fx.push({ kind: 'to-host', via: 'channel', message: { kind: 'call', from: state.hostId, call } });
+  // A host waiting for a takeover holds them: no owner is there, and once one announces itself
+  // every waiting call is sent to it (so one failed when the wait ends has reached no one).
+  if (state.phase === 'seeking' && !state.waiting) fx.push({ kind: 'to-host', via: 'channel', message: { kind: 'call', from: state.hostId, call } });
   if (state.phase === 'forwarding') fx.push({ kind: 'to-host', via: state.link?.ready ? { port: state.link.port } : 'channel', message: { kind: 'call', from: state.hostId, call } });
   const forwarded = new Map(state.forwarded).set(call.id, call);
   if (state.phase === 'promoting') return { ...state, forwarded, held: new Set(state.held).add(call.id) };
@@ -534,6 +549,12 @@ function ownerAnnounced<P>(state: HostState<P>, ownerId: string, version: HostVe
     fx.push({ kind: 'to-page', message: { kind: 'outdated', newer: version! } });
   }
   if (state.phase === 'forwarding' && state.ownerId === ownerId) return state;
+  if (state.phase === 'seeking' && state.waiting) {
+    fx.push({ kind: 'clear-timer', timer: 'takeover' });
+    const { waiting, ...rest } = state;
+    void waiting;
+    state = rest;
+  }
   if (state.phase === 'forwarding' && state.link) fx.push({ kind: 'close-port', port: state.link.port });
   if (state.broker !== undefined) fx.push({ kind: 'to-broker', port: state.broker, message: { kind: 'connect', from: state.hostId, to: ownerId } });
   // A host that cannot open asked for the lock only while an owner holds it: the grant says that owner is gone.
@@ -587,8 +608,8 @@ function lockGranted<P>(state: HostState<P>, fx: HostEffect<P>[]): HostState<P> 
   if (failed) {
     // It cannot open the database: the next tab in line (or the next to come) takes the lock.
     // Calls it had sent to the gone owner wait for the next one, which answers them from its journal.
-    fx.push({ kind: 'release-lock' });
-    const next: HostState<P> = { phase: 'seeking', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, ...rest, forwarded };
+    fx.push({ kind: 'release-lock' }, { kind: 'set-timer', timer: 'takeover', ms: TAKEOVER_MS });
+    const next: HostState<P> = { phase: 'seeking', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed, ...rest, forwarded, waiting: new Set() };
     if (state.phase === 'forwarding') fx.push({ kind: 'to-page', message: { kind: 'owner', owner: ownerInfo(next) } });
     return next;
   }
@@ -632,21 +653,29 @@ function databaseOpened<P>(state: HostState<P>, failure: { error: unknown } | un
 
 /**
  * Opening the database failed: this host never owns it. It lets the lock go (with OPFS) so a tab
- * that can open the database takes over, announces nothing, and fails its page's open, or, when
- * the page was open already (this tab forwarded until the owner went), the calls the page made
- * while it was promoting: they never left this tab. Calls it had sent to the gone owner may have
- * been applied there: they wait for the next owner's journal, or their timeout.
+ * that can open the database takes over, announces nothing, and fails its page's open, if the
+ * page was not open yet. The calls the page made while this host opened never left it: they
+ * wait here, with the page's later ones, for a tab that can open the database to take over
+ * ({@link TAKEOVER_MS}), and fail with the open error if none does; calls it had sent to the gone owner may have been applied
+ * there, and wait for the next owner's journal, or their timeout. In memory no other tab can
+ * help: those calls fail at once.
  */
 function openFailed<P>(state: Extract<HostState<P>, { phase: 'promoting' }>, failure: { error: unknown }, fx: HostEffect<P>[]): HostState<P> {
   const { hostId, options, broker, brokerAlive, brokerMisses, openSettled } = state;
-  if (shared(state)) fx.push({ kind: 'release-lock' });
   const forwarded = new Map(state.forwarded);
+  const waiting = new Set<string>();
+  if (shared(state)) fx.push({ kind: 'release-lock' }, { kind: 'set-timer', timer: 'takeover', ms: TAKEOVER_MS });
   for (const id of state.held) {
-    if (!forwarded.delete(id)) continue;
+    if (!forwarded.has(id)) continue;
+    if (shared(state)) {
+      waiting.add(id);
+      continue;
+    }
+    forwarded.delete(id);
     fx.push({ kind: 'clear-timer', timer: `call:${id}` });
     fail(id, failure.error, fx);
   }
-  let next: HostState<P> = { phase: 'seeking', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed: failure, version: state.version, outdated: state.outdated, yieldTo: undefined, forwarded };
+  let next: HostState<P> = { phase: 'seeking', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed: failure, version: state.version, outdated: state.outdated, yieldTo: undefined, forwarded, ...(shared(state) ? { waiting } : {}) };
   fx.push({ kind: 'to-page', message: { kind: 'owner', owner: ownerInfo(next) } });
   next = settleOpen(next, failure, ownerInfo(next), fx);
   return next;
@@ -693,6 +722,18 @@ function timeout<P>(state: HostState<P>, timer: TimerId, fx: HostEffect<P>[]): H
     fx.push({ kind: 'to-page', message: { kind: 'broker' } });
     // After a pause, one broker more: if it is silent too, the next try is another pause away.
     return timer === 'broker-retry' ? { ...state, brokerMisses: BROKER_ATTEMPTS - 1 } : state;
+  }
+  if (timer === 'takeover') {
+    if (state.phase !== 'seeking' || !state.waiting) return state;
+    // No tab that can open the database took over: the calls made meanwhile reached no owner.
+    const { waiting, ...rest } = state;
+    const forwarded = new Map(state.forwarded);
+    for (const id of waiting) {
+      if (!forwarded.delete(id)) continue;
+      fx.push({ kind: 'clear-timer', timer: `call:${id}` });
+      fail(id, state.failed?.error, fx);
+    }
+    return { ...rest, forwarded };
   }
   if (timer === 'open') {
     // Holding the lock and opening the database itself, this tab waits for its own open, whose
