@@ -783,8 +783,15 @@ describe('builds', () => {
     expect(host.send({ kind: 'served', answer: ok('theirs'), reply: { to: 'host', host: 'x', via: { port: link } } })).toEqual([]);
     const later = call();
     expect(host.send({ kind: 'page-call', call: later })).toEqual([{ kind: 'set-timer', timer: `call:${later.id}`, ms: CALL_TIMEOUT_MS }]);
-    // Closed: the lock goes to the newer host; this one asks again behind it.
+    // Closed: the lock goes to the newer host; this one asks again behind it. A refusal that
+    // comes only now still waits for the next owner, as its own call would.
     const closedEffects = host.send({ kind: 'database-closed' });
+    const lateRefused = call();
+    const refusedLate = { kind: 'answer' as const, id: lateRefused.id, ok: false as const, error: errorToWire(new ClosedError('database')) };
+    expect(host.send({ kind: 'served', answer: refusedLate, reply: { to: 'page' }, call: lateRefused })).toEqual([
+      { kind: 'set-timer', timer: `call:${lateRefused.id}`, ms: CALL_TIMEOUT_MS },
+      { kind: 'to-host', via: 'channel', message: { kind: 'call', from: 'me', call: lateRefused } },
+    ]);
     expect(kinds(closedEffects)).toEqual(['release-lock', 'close-port', 'request-lock', 'to-page']);
     expect(host.phase).toBe('seeking');
     // The newer host announces itself: this tab is outdated, and its waiting calls go there.
@@ -793,6 +800,7 @@ describe('builds', () => {
     expect(sent(followed).map((m) => m.message)).toEqual([
       { kind: 'call', from: 'me', call: running },
       { kind: 'call', from: 'me', call: later },
+      { kind: 'call', from: 'me', call: lateRefused },
     ]);
     expect(host.owner()).toEqual({ ownerId: 'newer', isThisTab: false, via: 'channel' });
     // Told once: the same owner, or another of that build, says nothing new.

@@ -327,10 +327,11 @@ function transition<P>(state: HostState<P>, event: HostEvent<P>, fx: HostEffect<
       if (shared(state)) fx.push({ kind: 'to-host', via: 'channel', message: { kind: 'changed', queue: event.queue } });
       return state;
     case 'served':
-      if (event.reply.to === 'page' && state.phase === 'yielding' && event.call && !event.answer.ok && event.answer.error.name === 'ClosedError') {
-        // Refused unapplied by the closing database: the next owner serves it.
-        fx.push({ kind: 'set-timer', timer: `call:${event.call.id}`, ms: CALL_TIMEOUT_MS });
-        return { ...state, forwarded: new Map(state.forwarded).set(event.call.id, event.call) };
+      if (event.reply.to === 'page' && event.call && !event.answer.ok && event.answer.error.name === 'ClosedError' && live(state)) {
+        // Refused unapplied by a database this host closed to hand it over (the page closed
+        // nothing: it is live): the call goes where a new one would, to wait for the next owner
+        // or to it. The refusal may come after the handover finished.
+        return pageCall(state, event.call, fx);
       }
       if (event.reply.to === 'page') {
         fx.push({ kind: 'to-page', message: event.answer });
