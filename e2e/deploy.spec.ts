@@ -132,6 +132,26 @@ test('an old tab alone with a database a newer build wrote: its open fails with 
   });
 });
 
+test('two builds that claim one build id: the joining tab\'s open fails with a RangeError naming both, the owner carries on', async ({ context }, testInfo) => {
+  await withOldAndNew(testInfo, async (url) => {
+    const name = uniqueName('deploy-same-id');
+    const old = await context.newPage();
+    await openTab(old, `${url}old/`, name, 'release-7');
+    const newer = await context.newPage();
+    await newer.goto(`${url}new/`);
+    await newer.waitForFunction(() => (window as any).ready === true);
+    const failed = await newer.evaluate((name) =>
+      (window as any).leasehold.openBrowserDatabase({ name, build: 'release-7' }).then(
+        () => 'opened',
+        (error: Error) => ({ name: error.name, message: error.message }),
+      ), name);
+    expect(failed).toMatchObject({ name: 'RangeError', message: expect.stringMatching(/options\.build "release-7" is announced by another tab.*Give each build its own id/) });
+    expect(await owner(old)).toMatchObject({ isThisTab: true });
+    expect(await publish(old, 'still')).toEqual({ seq: 1 });
+    expect(await old.evaluate(() => (window as any).db.outdated)).toBe(false);
+  });
+});
+
 test('old tab first, new tab second: the old one hands over once, the new one migrates and owns, the old one forwards and is told it is outdated', async ({ context }, testInfo) => {
   await withOldAndNew(testInfo, async (url) => {
     const name = uniqueName('deploy-handover');

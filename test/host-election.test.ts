@@ -842,6 +842,20 @@ describe('builds', () => {
     expect(ownerAs(V2).send(whoFrom('older', V1))[0]).toMatchObject({ kind: 'to-host', message: { kind: 'owner' } });
   });
 
+  it('two tabs that claim one app build id with different schemas: the joining one fails its open with a RangeError, the owner keeps the database', () => {
+    const owner = ownerAs({ ...V1, build: 'x' });
+    // The owner does not hand over to a tab whose build id it cannot trust; it answers as to any other.
+    expect(owner.send(whoFrom('joiner', { ...V2, build: 'x' }))).toEqual([{ kind: 'to-host', via: 'channel', message: { kind: 'owner', hostId: 'me', version: { ...V1, build: 'x' } } }]);
+    expect(owner.phase).toBe('owner');
+    const joiner = seekingAs({ ...V2, build: 'x' });
+    const [failed] = toPage(joiner.send(announceAs('owner', { ...V1, build: 'x' })));
+    const error = errorFromWire((failed as { kind: 'open-failed'; error: WireError }).error);
+    expect(error).toBeInstanceOf(RangeError);
+    expect(error.message).toMatch(/options\.build "x" is announced by another tab .* schema 13.* schema 14.*Give each build its own id/);
+    // Different ids, or none, are no conflict.
+    expect(toPage(seekingAs({ ...V2, build: 'y' }).send(announceAs('owner', { ...V1, build: 'x' })))).toEqual([]);
+  });
+
   it('a host asked by a newer build while it opened hands the database over as soon as it is open, announcing nothing', () => {
     const host = seekingAs(V1, port('broker'));
     const mine = call();

@@ -33,7 +33,8 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * own: `openBrowserDatabase<OrderEvent, Order>({ name })` gives a `Transport<OrderEvent>` and an
  * `ExecutionStore<Order>` (nothing checks stored data against them at run time).
  *
- * @throws TypeError / RangeError for bad options (a `build` that is not a string: TypeError).
+ * @throws TypeError / RangeError for bad options (a `build` that is not a string: TypeError);
+ *   RangeError when the tab that owns the database announces this `build` with other schema versions.
  * @throws SchemaTooNewError when a newer leasehold wrote the database and no tab of a build that
  *   can open it is open; the data is untouched.
  * @throws StorageError when the database cannot be opened: OPFS unavailable (not a secure

@@ -371,6 +371,23 @@ export function compareVersions(a: HostVersion | undefined, b: HostVersion | und
   return Math.sign(a.schema - b.schema || a.host - b.host);
 }
 
+/**
+ * Whether `other` claims this host's app build id with other schema versions or protocol: two
+ * builds of the app share one id, so nothing the id says can be trusted. Neither yields to the
+ * other; the tab that hears it while opening fails its open (see {@link ownerAnnounced}).
+ */
+function conflicting(other: HostVersion | undefined, own: HostVersion | undefined): boolean {
+  return other?.build !== undefined && other.build === own?.build && compareVersions(other, own) !== 0;
+}
+
+function buildConflict(other: HostVersion, own: HostVersion): RangeError {
+  const describe = (v: HostVersion) => `schema ${v.schema}, host schema ${v.host}, protocol ${v.protocol}`;
+  return new RangeError(
+    `options.build ${JSON.stringify(own.build)} is announced by another tab of this site whose leasehold writes ${describe(other)}, while this tab's writes ${describe(own)}: ` +
+      'two builds of the app share one build id. Give each build its own id (a release tag, a commit, a bundle hash).',
+  );
+}
+
 /** `who`, carrying this host's id and version when it announces one (a host without says only `who`). */
 function who<P>(state: Opened<P>): HostToHost {
   return state.version ? { kind: 'who', from: state.hostId, version: state.version } : { kind: 'who' };
@@ -514,7 +531,7 @@ function hostMessage<P>(state: HostState<P>, message: HostToHost, via: Via<P>, f
       return settle(state, message.answer.id);
     }
     case 'who': {
-      const newer = message.from !== undefined && live(state) && compareVersions(message.version, state.version) === 1;
+      const newer = message.from !== undefined && live(state) && !conflicting(message.version, state.version) && compareVersions(message.version, state.version) === 1;
       if (state.phase === 'owner') {
         if (newer) return handOver(state, message.from!, fx);
         fx.push({ kind: 'to-host', via: 'channel', message: ownerMessage(state) });
@@ -538,6 +555,10 @@ function hostMessage<P>(state: HostState<P>, message: HostToHost, via: Via<P>, f
  */
 function ownerAnnounced<P>(state: HostState<P>, ownerId: string, version: HostVersion | undefined, fx: HostEffect<P>[]): HostState<P> {
   if (state.phase !== 'seeking' && state.phase !== 'forwarding') return state;
+  if (conflicting(version, state.version)) {
+    // Opening: the page is told, and ends this host. Already open: ranks are all there is.
+    if (!state.openSettled) return settleOpen(state, { error: buildConflict(version!, state.version!) }, ownerInfo(state), fx);
+  }
   const rank = compareVersions(version, state.version);
   if (rank === -1) {
     // An owner of an older build: its code must not serve this host's calls. Asked again, it

@@ -50,7 +50,9 @@ export interface BrowserDatabaseOptions {
    * The app's build id (a release tag, a commit, a bundle hash): announced to the other tabs of
    * the database with this leasehold's schema versions, and reported with {@link
    * BrowserDatabase.onOutdated} to the tabs of older builds. Never ordered: the newest leasehold
-   * schema owns the database, whatever the ids. 1–200 characters.
+   * schema owns the database, whatever the ids. 1–200 characters. One id must name one build:
+   * opening while a tab that announces the same id with other schema versions owns the
+   * database fails with a RangeError.
    */
   build?: string;
 }
