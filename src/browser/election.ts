@@ -653,14 +653,10 @@ function databaseOpened<P>(state: HostState<P>, failure: { error: unknown } | un
   if (state.phase !== 'promoting') return state;
   const { hostId, options, broker, brokerAlive, brokerMisses, openSettled, version, outdated } = state;
   if (failure) return openFailed(state, failure, fx);
-  if (state.yieldTo !== undefined && shared(state)) {
-    // A newer host asked while this one opened: it gets the database before this one serves anything.
-    const { held, ownerId, ...rest } = state;
-    void held;
-    void ownerId;
-    return handOver({ ...rest, phase: 'owner', links: [] }, state.yieldTo, fx, state.forwarded);
-  }
-  let owner: HostState<P> = { phase: 'owner', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed: undefined, version, outdated, yieldTo: undefined, links: [] };
+  const opened: Extract<HostState<P>, { phase: 'owner' }> = { phase: 'owner', hostId, options, broker, brokerAlive, brokerMisses, openSettled, failed: undefined, version, outdated, yieldTo: undefined, links: [] };
+  // A newer host asked while this one opened: it gets the database before this one serves anything.
+  if (state.yieldTo !== undefined && shared(state)) return handOver(opened, state.yieldTo, fx, state.forwarded);
+  let owner: HostState<P> = opened;
   if (broker !== undefined) fx.push({ kind: 'to-broker', port: broker, message: { kind: 'serve', hostId } });
   if (shared(owner)) fx.push({ kind: 'to-host', via: 'channel', message: ownerMessage(owner) });
   fx.push({ kind: 'to-page', message: { kind: 'owner', owner: ownerInfo(owner) } });
