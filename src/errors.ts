@@ -20,6 +20,11 @@ export type LeaseholdErrorCode =
   | 'STORAGE_FAILED'
   | 'SCHEMA_TOO_NEW'
   | 'DRIVER_MISSING'
+  /**
+   * A host was asked for a method it does not know: the call came from a tab (or client) of
+   * another leasehold build than the host's. Nothing was applied.
+   */
+  | 'UNKNOWN_METHOD'
   /** A transport was opened with options that contradict the queue's own (its `onDeadLetter`). */
   | 'QUEUE_MISMATCH'
   /**

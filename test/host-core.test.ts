@@ -26,6 +26,20 @@ describe('HostCore', () => {
     expect(snapshot.groups[0]!.messages).toHaveLength(1);
   });
 
+  it('refuses a method it does not know (a tab of another build sent it) as UNKNOWN_METHOD, applying nothing', async () => {
+    const db = await openWasmDatabase();
+    const core = new HostCore(db, { name: 'uploads' });
+    for (const [target, method] of [['transport', 'publishLater'], ['store', 'loadMany'], ['transport', 'constructor'], ['elsewhere', 'publish']] as const) {
+      const error = await core.serve(call(target as CallMessage['target'], method, ['g', 1, undefined])).catch((e: unknown) => e);
+      const rebuilt = errorFromWire(errorToWire(error));
+      expect(rebuilt).toMatchObject({ name: 'LeaseholdError', code: 'UNKNOWN_METHOD' });
+      expect((rebuilt as Error).message).toContain(`${target}.${method} is not a method the leasehold serving database "uploads" knows`);
+      expect((rebuilt as Error).message).toMatch(/Nothing was applied/);
+    }
+    expect(await core.serve(call('transport', 'inspect', []))).toMatchObject({ groups: [] });
+    await core.close();
+  });
+
   it('answers a retried claim with the same lease, and a retried commit with the same version', async () => {
     const db = await openWasmDatabase();
     const core = new HostCore(db);
@@ -71,9 +85,10 @@ describe('HostCore', () => {
 
   it('serves only the contracts\u2019 methods', async () => {
     const core = new HostCore(await openWasmDatabase());
-    await expect(core.serve(call('transport', 'close', []))).rejects.toThrow(TypeError);
-    await expect(core.serve(call('store', 'constructor', []))).rejects.toThrow(TypeError);
-    await expect(core.serve(call('host' as 'store', 'load', ['x']))).rejects.toThrow(TypeError);
+    // Not in the method table: refused as unknown (see above), never run.
+    await expect(core.serve(call('transport', 'close', []))).rejects.toMatchObject({ code: 'UNKNOWN_METHOD' });
+    await expect(core.serve(call('store', 'constructor', []))).rejects.toMatchObject({ code: 'UNKNOWN_METHOD' });
+    await expect(core.serve(call('host' as 'store', 'load', ['x']))).rejects.toMatchObject({ code: 'UNKNOWN_METHOD' });
     await expect(core.serve({ ...call('store', 'load', ['x']), now: Number.NaN })).rejects.toThrow(TypeError);
   });
 });

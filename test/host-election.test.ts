@@ -5,12 +5,12 @@
  * when a test says so.
  */
 import { describe, expect, it } from 'vitest';
-import { BROKER_ATTEMPTS, BROKER_RESTART_MS, BROKER_RETRY_MS, BROKER_TIMEOUT_MS, CALL_TIMEOUT_MS, type HostEffect, type HostEnvironment, type HostEvent, type HostState, initialHostState, OPEN_TIMEOUT_MS, ownerInfo, step, unavailableError } from '../src/browser/election.js';
+import { BROKER_ATTEMPTS, BROKER_RESTART_MS, BROKER_RETRY_MS, BROKER_TIMEOUT_MS, CALL_TIMEOUT_MS, compareVersions, TAKEOVER_MS, PROTOCOL_VERSION, type HostEffect, type HostEnvironment, type HostEvent, type HostState, initialHostState, OPEN_TIMEOUT_MS, ownerInfo, step, unavailableError } from '../src/browser/election.js';
 import { HostCore } from '../src/browser/core.js';
-import type { AnswerMessage, CallMessage, HostOptions, HostToHost, HostToPage } from '../src/browser/protocol.js';
-import { errorToWire } from '../src/remote/wire.js';
+import type { AnswerMessage, CallMessage, HostOptions, HostToHost, HostToPage, HostVersion } from '../src/browser/protocol.js';
+import { errorFromWire, errorToWire, type WireError } from '../src/remote/wire.js';
 import { openWasmDatabase } from '../src/sqlite/wasm.js';
-import { StorageError } from '../src/errors.js';
+import { ClosedError, SchemaTooNewError, StorageError } from '../src/errors.js';
 
 interface Port {
   name: string;
@@ -221,18 +221,108 @@ describe('election', () => {
     expect(host.owner()).toEqual(me);
   });
 
-  it('an owner whose database failed to open still owns it: announces itself, fails the open, is not offered to the broker', () => {
+  it('a host whose open failed never owns: lets the lock go, announces nothing, fails the open, is not offered to the broker', () => {
     const host = seeking(port('broker'));
     host.send({ kind: 'lock-granted' });
-    const effects = host.send({ kind: 'database-failed', error: new Error('disk on fire') });
+    const tooNew = new SchemaTooNewError('database "db"', 'core', 14, 13);
+    const effects = host.send({ kind: 'database-failed', error: tooNew });
+    expect(effects).toContainEqual({ kind: 'release-lock' });
+    expect(effects).toContainEqual({ kind: 'set-timer', timer: 'takeover', ms: TAKEOVER_MS });
     expect(kinds(effects)).not.toContain('to-broker');
-    expect(sent(effects)).toEqual([{ via: 'channel', message: { kind: 'owner', hostId: 'me' } }]);
-    expect(toPage(effects)[1]).toEqual({ kind: 'open-failed', error: { name: 'Error', message: 'disk on fire' } });
-    // Other tabs' calls still reach it and are answered (with that error, by the worker's serve).
+    expect(sent(effects)).toEqual([]);
+    expect(toPage(effects)).toEqual([
+      { kind: 'owner', owner: { ownerId: null, isThisTab: false, via: 'channel' } },
+      { kind: 'open-failed', error: errorToWire(tooNew) },
+    ]);
+    // The code survives the wire: SCHEMA_TOO_NEW, not a storage failure.
+    expect(errorFromWire((toPage(effects)[1] as { error: WireError }).error)).toMatchObject({ name: 'SchemaTooNewError', code: 'SCHEMA_TOO_NEW', found: 14, supported: 13 });
+    expect(host.phase).toBe('seeking');
+    expect(host.owner()).toEqual({ ownerId: null, isThisTab: false, via: 'channel' });
+    // Other tabs' calls are not served here, nor is `who` answered: a tab that can open takes the lock.
+    expect(host.send(fromHost({ kind: 'call', from: 'other', call: call() }))).toEqual([]);
+    expect(host.send(fromHost({ kind: 'who' }))).toEqual([]);
+    // Its page's calls wait a while for a tab that can open the database to take over (they go
+    // nowhere meanwhile); when none does, they fail with the open error, and later ones at once.
     const c = call();
-    expect(host.send(fromHost({ kind: 'call', from: 'other', call: c }))[0]).toMatchObject({ kind: 'serve', call: c, journaled: true, caller: 'other' });
-    // A broker that comes later is not given it either.
+    expect(host.send({ kind: 'page-call', call: c })).toEqual([{ kind: 'set-timer', timer: `call:${c.id}`, ms: CALL_TIMEOUT_MS }]);
+    expect(host.send({ kind: 'timeout', timer: 'takeover' })).toEqual([
+      { kind: 'clear-timer', timer: `call:${c.id}` },
+      { kind: 'to-page', message: { kind: 'answer', id: c.id, ok: false, error: errorToWire(tooNew) } },
+    ]);
+    const d = call();
+    expect(host.send({ kind: 'page-call', call: d })).toEqual([{ kind: 'to-page', message: { kind: 'answer', id: d.id, ok: false, error: errorToWire(tooNew) } }]);
+    // A broker that comes later is not given it either, and a late lock grant is let go.
     expect(kinds(host.send({ kind: 'broker-port', port: port('b2') }))).not.toContain('to-broker');
+    expect(host.send({ kind: 'lock-granted' })).toEqual([{ kind: 'release-lock' }, { kind: 'set-timer', timer: 'takeover', ms: TAKEOVER_MS }]);
+  });
+
+  it('a forwarder whose takeover failed: its calls wait for a tab that can open, and go to it once it announces itself', () => {
+    const host = forwarder({ owner: 'new', link: port('link') });
+    const sentBefore = call();
+    host.send({ kind: 'page-call', call: sentBefore });
+    host.send({ kind: 'lock-granted' });
+    const held = call();
+    host.send({ kind: 'page-call', call: held });
+    const tooNew = new SchemaTooNewError('database "db"', 'core', 14, 13);
+    const effects = host.send({ kind: 'database-failed', error: tooNew });
+    expect(effects).toContainEqual({ kind: 'release-lock' });
+    // The page was open already (as a forwarder): its open is not answered again, nor are its calls yet.
+    expect(toPage(effects)).toEqual([{ kind: 'owner', owner: { ownerId: null, isThisTab: false, via: 'channel' } }]);
+    expect(sent(effects)).toEqual([]);
+    expect(host.forwarded).toEqual([sentBefore.id, held.id]);
+    // A tab that can open takes over and announces itself: the waiting calls are sent to it (the
+    // one the gone owner may have applied is answered from the journal), and this host asks for
+    // the lock once, to learn when that owner goes.
+    const next = host.send(announce('newer'));
+    expect(next).toContainEqual({ kind: 'request-lock', name: 'db' });
+    expect(next).toContainEqual({ kind: 'clear-timer', timer: 'takeover' });
+    expect(sent(next)).toEqual([
+      { via: 'channel', message: { kind: 'call', from: 'me', call: sentBefore } },
+      { via: 'channel', message: { kind: 'call', from: 'me', call: held } },
+    ]);
+    expect(host.phase).toBe('forwarding');
+    const later = call();
+    expect(sent(host.send({ kind: 'page-call', call: later }))).toEqual([{ via: 'channel', message: { kind: 'call', from: 'me', call: later } }]);
+    expect(toPage(host.send(answerFrom(ok(sentBefore.id))))).toEqual([ok(sentBefore.id)]);
+    // A late end of the wait changes nothing now.
+    expect(host.send({ kind: 'timeout', timer: 'takeover' })).toEqual([]);
+  });
+
+  it('a host that cannot open takes the lock at most once per owner that announced itself, and never opens', () => {
+    const host = seeking();
+    host.send({ kind: 'lock-granted' });
+    host.send({ kind: 'database-failed', error: new SchemaTooNewError('database "db"', 'core', 14, 13) });
+    const requests: HostEffect<Port>[] = [];
+    for (const owner of ['n1', 'n2', 'n3']) {
+      requests.push(...host.send(announce(owner)).filter((e) => e.kind === 'request-lock'));
+      // The same owner heard again (its answer to another tab's `who`) asks for nothing more.
+      requests.push(...host.send(announce(owner)).filter((e) => e.kind === 'request-lock'));
+      const granted = host.send({ kind: 'lock-granted' });
+      expect(kinds(granted)).not.toContain('open-database');
+      expect(granted).toContainEqual({ kind: 'release-lock' });
+      expect(host.phase).toBe('seeking');
+      // No owner now: nothing asks for the lock until one announces itself.
+      expect(kinds(host.send({ kind: 'timeout', timer: 'open' }))).not.toContain('request-lock');
+    }
+    expect(requests).toHaveLength(3);
+  });
+
+  it('a host whose open failed and that closes lets go of what it holds and says it closed', () => {
+    const host = seeking(port('broker'));
+    host.send({ kind: 'lock-granted' });
+    host.send({ kind: 'database-failed', error: new Error('disk on fire') });
+    expect(kinds(host.send({ kind: 'close' }))).toEqual(['release-lock', 'close-channel', 'close-port', 'to-page']);
+    expect(host.phase).toBe('closed');
+  });
+
+  it('memory storage whose open failed: the page hears the error, on the open and on every call', () => {
+    const host = new Host();
+    host.send({ kind: 'open', options: MEMORY, env: ENV });
+    const effects = host.send({ kind: 'database-failed', error: new Error('no wasm') });
+    expect(kinds(effects)).not.toContain('release-lock');
+    expect(toPage(effects).at(-1)).toEqual({ kind: 'open-failed', error: { name: 'Error', message: 'no wasm' } });
+    const c = call();
+    expect(toPage(host.send({ kind: 'page-call', call: c }))).toEqual([{ kind: 'answer', id: c.id, ok: false, error: { name: 'Error', message: 'no wasm' } }]);
   });
 
   it('a host that hears the owner forwards to it: asks the broker for a link, tells its page, answers the open', () => {
@@ -637,6 +727,148 @@ describe('closing', () => {
   });
 });
 
+describe('builds', () => {
+  const V1 = version(13);
+  const V2 = version(14);
+  /** A host of build `v` that opened with OPFS and is seeking. */
+  const seekingAs = (v: HostVersion, broker?: Port) => {
+    const host = new Host();
+    host.send({ kind: 'open', options: OPFS, env: ENV, version: v, ...(broker ? { broker } : {}) });
+    return host;
+  };
+  const ownerAs = (v: HostVersion, broker?: Port) => {
+    const host = seekingAs(v, broker);
+    host.send({ kind: 'lock-granted' });
+    host.send({ kind: 'database-opened' });
+    return host;
+  };
+  const whoFrom = (from: string, v: HostVersion) => fromHost({ kind: 'who', from, version: v });
+  const announceAs = (hostId: string, v: HostVersion) => fromHost({ kind: 'owner', hostId, version: v });
+
+  it('orders builds by core schema, then host schema; builds of other protocols, or that announce none, do not compare', () => {
+    expect(compareVersions(version(14), version(13))).toBe(1);
+    expect(compareVersions(version(13), version(14))).toBe(-1);
+    expect(compareVersions({ ...V1, host: 2 }, V1)).toBe(1);
+    expect(compareVersions({ ...V1, build: 'a' }, { ...V1, build: 'b' })).toBe(0);
+    expect(compareVersions(V2, { ...V1, protocol: PROTOCOL_VERSION + 1 })).toBeUndefined();
+    expect(compareVersions(V2, undefined)).toBeUndefined();
+  });
+
+  it('a host announces its build when it asks who owns the database and when it owns it', () => {
+    const host = seekingAs(V1);
+    const fresh = new Host();
+    expect(sent(fresh.send({ kind: 'open', options: OPFS, env: ENV, version: V1 }))).toEqual([{ via: 'channel', message: { kind: 'who', from: 'me', version: V1 } }]);
+    host.send({ kind: 'lock-granted' });
+    expect(sent(host.send({ kind: 'database-opened' }))).toEqual([{ via: 'channel', message: { kind: 'owner', hostId: 'me', version: V1 } }]);
+    expect(sent(host.send(whoFrom('same', V1)))).toEqual([{ via: 'channel', message: { kind: 'owner', hostId: 'me', version: V1 } }]);
+  });
+
+  it('an owner asked by a newer build hands over between batches: its page\'s calls wait and follow, other tabs\' are left to the next owner', () => {
+    const broker = port('broker');
+    const host = ownerAs(V1, broker);
+    const link = port('from-x');
+    host.send({ kind: 'broker', port: broker, message: { kind: 'link', side: 'owner', peer: 'x', port: link } });
+    const running = call();
+    host.send({ kind: 'page-call', call: running });
+    const effects = host.send(whoFrom('newer', V2));
+    expect(effects).toEqual([{ kind: 'to-broker', port: broker, message: { kind: 'leave', hostId: 'me' } }, { kind: 'close-database' }]);
+    expect(host.phase).toBe('yielding');
+    // Other tabs' calls are not served now; their hosts send them again to the next owner.
+    expect(host.send(fromHost({ kind: 'call', from: 'x', call: call() }))).toEqual([]);
+    // A call the closing database refused unapplied waits for the next owner; one it answered is answered.
+    const closed = { kind: 'answer' as const, id: running.id, ok: false as const, error: errorToWire(new ClosedError('database')) };
+    expect(host.send({ kind: 'served', answer: closed, reply: { to: 'page' }, call: running })).toEqual([{ kind: 'set-timer', timer: `call:${running.id}`, ms: CALL_TIMEOUT_MS }]);
+    const done = call();
+    expect(host.send({ kind: 'served', answer: ok(done.id), reply: { to: 'page' }, call: done })).toEqual([{ kind: 'to-page', message: ok(done.id) }]);
+    expect(host.send({ kind: 'served', answer: ok('theirs'), reply: { to: 'host', host: 'x', via: { port: link } } })).toEqual([]);
+    const later = call();
+    expect(host.send({ kind: 'page-call', call: later })).toEqual([{ kind: 'set-timer', timer: `call:${later.id}`, ms: CALL_TIMEOUT_MS }]);
+    // Closed: the lock goes to the newer host; this one asks again behind it. A refusal that
+    // comes only now still waits for the next owner, as its own call would.
+    const closedEffects = host.send({ kind: 'database-closed' });
+    const lateRefused = call();
+    const refusedLate = { kind: 'answer' as const, id: lateRefused.id, ok: false as const, error: errorToWire(new ClosedError('database')) };
+    expect(host.send({ kind: 'served', answer: refusedLate, reply: { to: 'page' }, call: lateRefused })).toEqual([
+      { kind: 'set-timer', timer: `call:${lateRefused.id}`, ms: CALL_TIMEOUT_MS },
+      { kind: 'to-host', via: 'channel', message: { kind: 'call', from: 'me', call: lateRefused } },
+    ]);
+    expect(kinds(closedEffects)).toEqual(['release-lock', 'close-port', 'request-lock', 'to-page']);
+    expect(host.phase).toBe('seeking');
+    // The newer host announces itself: this tab is outdated, and its waiting calls go there.
+    const followed = host.send(announceAs('newer', V2));
+    expect(toPage(followed)).toContainEqual({ kind: 'outdated', newer: V2 });
+    expect(sent(followed).map((m) => m.message)).toEqual([
+      { kind: 'call', from: 'me', call: running },
+      { kind: 'call', from: 'me', call: later },
+      { kind: 'call', from: 'me', call: lateRefused },
+    ]);
+    expect(host.owner()).toEqual({ ownerId: 'newer', isThisTab: false, via: 'channel' });
+    // Told once: the same owner, or another of that build, says nothing new.
+    expect(toPage(host.send(announceAs('newer2', V2))).filter((m) => m.kind === 'outdated')).toEqual([]);
+  });
+
+  it('an outdated tab granted the lock (the newer owner went) does not open: it fails with SCHEMA_TOO_NEW, named from the versions', () => {
+    const host = seekingAs(V1);
+    host.send(announceAs('newer', V2));
+    const effects = host.send({ kind: 'lock-granted' });
+    expect(effects).toEqual([
+      { kind: 'release-lock' },
+      { kind: 'set-timer', timer: 'takeover', ms: TAKEOVER_MS },
+      { kind: 'to-page', message: { kind: 'owner', owner: { ownerId: null, isThisTab: false, via: 'channel' } } },
+    ]);
+    const c = call();
+    host.send({ kind: 'page-call', call: c });
+    const [answer] = toPage(host.send({ kind: 'timeout', timer: 'takeover' }));
+    expect(errorFromWire((answer as { error: WireError }).error)).toMatchObject({ code: 'SCHEMA_TOO_NEW', component: 'core', found: 14, supported: 13 });
+  });
+
+  it('a newer host does not forward to an older owner: it asks again, and waits for the handover', () => {
+    const host = seekingAs(V2);
+    const effects = host.send(announceAs('old', V1));
+    expect(effects).toEqual([{ kind: 'to-host', via: 'channel', message: { kind: 'who', from: 'me', version: V2 } }]);
+    expect(host.phase).toBe('seeking');
+    expect(host.state).toMatchObject({ openSettled: false, outdated: undefined });
+  });
+
+  it('hosts of one rank, and hosts that announce no build, are followed as before and never handed over to', () => {
+    const host = seekingAs(V1);
+    host.send(announceAs('same', { ...V1, build: 'other' }));
+    expect(host.phase).toBe('forwarding');
+    expect(host.state).toMatchObject({ outdated: undefined });
+    const old = seekingAs(V2);
+    old.send(announce('unversioned'));
+    expect(old.phase).toBe('forwarding');
+    expect(ownerAs(V2).send(fromHost({ kind: 'who' }))).toEqual([{ kind: 'to-host', via: 'channel', message: { kind: 'owner', hostId: 'me', version: V2 } }]);
+    expect(ownerAs(V2).send(whoFrom('older', V1))[0]).toMatchObject({ kind: 'to-host', message: { kind: 'owner' } });
+  });
+
+  it('two tabs that claim one app build id with different schemas: the joining one fails its open with a RangeError, the owner keeps the database', () => {
+    const owner = ownerAs({ ...V1, build: 'x' });
+    // The owner does not hand over to a tab whose build id it cannot trust; it answers as to any other.
+    expect(owner.send(whoFrom('joiner', { ...V2, build: 'x' }))).toEqual([{ kind: 'to-host', via: 'channel', message: { kind: 'owner', hostId: 'me', version: { ...V1, build: 'x' } } }]);
+    expect(owner.phase).toBe('owner');
+    const joiner = seekingAs({ ...V2, build: 'x' });
+    const [failed] = toPage(joiner.send(announceAs('owner', { ...V1, build: 'x' })));
+    const error = errorFromWire((failed as { kind: 'open-failed'; error: WireError }).error);
+    expect(error).toBeInstanceOf(RangeError);
+    expect(error.message).toMatch(/options\.build "x" is announced by another tab .* schema 13.* schema 14.*Give each build its own id/);
+    // Different ids, or none, are no conflict.
+    expect(toPage(seekingAs({ ...V2, build: 'y' }).send(announceAs('owner', { ...V1, build: 'x' })))).toEqual([]);
+  });
+
+  it('a host asked by a newer build while it opened hands the database over as soon as it is open, announcing nothing', () => {
+    const host = seekingAs(V1, port('broker'));
+    const mine = call();
+    host.send({ kind: 'page-call', call: mine });
+    host.send({ kind: 'lock-granted' });
+    host.send(whoFrom('newer', V2));
+    const effects = host.send({ kind: 'database-opened' });
+    expect(kinds(effects)).toEqual(['to-broker', 'close-database']);
+    expect(host.phase).toBe('yielding');
+    expect(host.forwarded).toEqual([mine.id]);
+  });
+});
+
 describe('ownerInfo', () => {
   it('reports the last owner heard of while this host takes over', () => {
     const host = forwarder({ owner: 'old' });
@@ -658,16 +890,37 @@ class World {
   readonly #lockQueue: SimHost[] = [];
   readonly #pending = new Set<Promise<unknown>>();
 
-  add(id: string): SimHost {
-    const host: SimHost = { id, state: initialHostState(id), page: [], alive: true, mute: false, channel: false };
+  /** The core schema the file is at, as the builds that opened it left it (hosts with a `schema` only). */
+  schema = 0;
+
+  /**
+   * `tooOld`: the host runs a build older than the database's schema, so its open fails as a real
+   * one does. `schema`: the host announces that build (schema `schema`) and opens the file as such
+   * a build would: it migrates an older file up, and fails on a newer one.
+   */
+  add(id: string, { tooOld = false, schema }: { tooOld?: boolean; schema?: number } = {}): SimHost {
+    const host: SimHost = { id, state: initialHostState(id), page: [], alive: true, mute: false, channel: false, tooOld, grants: 0, schema };
     this.hosts.push(host);
-    this.dispatch(host, { kind: 'open', options: OPFS, env: ENV });
+    this.dispatch(host, { kind: 'open', options: OPFS, env: ENV, ...(schema === undefined ? {} : { version: version(schema) }) });
     return host;
   }
 
   /** The page of `host` makes a call; resolves with its answer once one reaches the page. */
   call(host: SimHost, c: CallMessage): void {
     this.dispatch(host, { kind: 'page-call', call: c });
+  }
+
+  /** The page of `host` closes the database, and everything settles. */
+  async close(host: SimHost): Promise<void> {
+    this.dispatch(host, { kind: 'close' });
+    await this.settle();
+  }
+
+  /** The page of `host` makes a call and everything settles: the answer, if one reached the page. */
+  async round(host: SimHost, c: CallMessage): Promise<AnswerMessage | undefined> {
+    this.call(host, c);
+    await this.settle();
+    return this.answer(host, c.id);
   }
 
   answer(host: SimHost, id: string): AnswerMessage | undefined {
@@ -680,12 +933,22 @@ class World {
     this.#release(host);
   }
 
+  /** Hosts whose takeover wait runs (the only timer the world lets pass: once nothing else is left to happen). */
+  readonly #takeovers = new Set<SimHost>();
+
   async settle(): Promise<void> {
-    while (this.#pending.size > 0) await Promise.all([...this.#pending]);
+    for (;;) {
+      while (this.#pending.size > 0) await Promise.all([...this.#pending]);
+      const [host] = this.#takeovers;
+      if (!host) return;
+      this.#takeovers.delete(host);
+      this.dispatch(host, { kind: 'timeout', timer: 'takeover' });
+    }
   }
 
   dispatch(host: SimHost, event: HostEvent<Port>): void {
     if (!host.alive) return;
+    if (event.kind === 'lock-granted') host.grants++;
     const result = step(host.state, event);
     host.state = result.state;
     for (const effect of result.effects) this.#perform(host, effect);
@@ -715,6 +978,7 @@ class World {
         host.channel = false;
         return;
       case 'request-lock':
+        if (this.#lockQueue.includes(host)) throw new Error(`${host.id} asked for the lock twice`);
         this.#lockQueue.push(host);
         if (this.#lockQueue.length === 1) this.#later(() => this.dispatch(host, { kind: 'lock-granted' }));
         return;
@@ -723,9 +987,19 @@ class World {
         return;
       case 'open-database':
         this.#later(async () => {
-          host.core = new HostCore(await openWasmDatabase({ filename: this.file }), {
-            onChange: (queue) => this.#later(() => this.dispatch(host, { kind: 'changed', queue })),
-          });
+          const db = await openWasmDatabase({ filename: this.file });
+          try {
+            if (host.schema !== undefined && this.schema > host.schema) throw new SchemaTooNewError(`database "${this.file}"`, 'core', this.schema, host.schema);
+            if (host.schema !== undefined) this.schema = host.schema;
+            // An older build meets the schema the newer one wrote: the check HostCore makes on open.
+            if (host.tooOld) db.exec(`PRAGMA user_version = ${db.schemaVersion('core') + 1}`);
+            host.core = new HostCore(db, { onChange: (queue) => this.#later(() => this.dispatch(host, { kind: 'changed', queue })) });
+          } catch (error) {
+            if (host.tooOld) db.exec(`PRAGMA user_version = ${db.schemaVersion('core') - 1}`);
+            db.close();
+            this.dispatch(host, { kind: 'database-failed', error });
+            return;
+          }
           this.dispatch(host, { kind: 'database-opened' });
         });
         return;
@@ -737,7 +1011,7 @@ class World {
           } catch (error) {
             answer = { kind: 'answer', id: effect.call.id, ok: false, error: errorToWire(error) };
           }
-          this.dispatch(host, { kind: 'served', answer, reply: effect.reply });
+          this.dispatch(host, { kind: 'served', answer, reply: effect.reply, call: effect.call });
         });
         return;
       case 'close-database':
@@ -746,8 +1020,14 @@ class World {
           this.dispatch(host, { kind: 'database-closed' });
         });
         return;
+      case 'set-timer':
+        if (effect.timer === 'takeover') this.#takeovers.add(host);
+        return;
+      case 'clear-timer':
+        if (effect.timer === 'takeover') this.#takeovers.delete(host);
+        return;
       default:
-        // Timers never fire here (no time passes); no ports exist without a broker.
+        // Other timers never fire here; no ports exist without a broker.
         return;
     }
   }
@@ -771,7 +1051,14 @@ interface SimHost {
   mute: boolean;
   channel: boolean;
   core?: HostCore;
+  tooOld: boolean;
+  /** How many times the lock was granted to it. */
+  grants: number;
+  /** The core schema of its build, announced; undefined: it announces none (a leasehold from before builds). */
+  schema: number | undefined;
 }
+
+const version = (schema: number): HostVersion => ({ schema, host: 1, protocol: PROTOCOL_VERSION });
 
 const publish = (event: unknown): CallMessage => ({ kind: 'call', id: `p${++ids}`, target: 'transport', method: 'publish', args: ['g', event, undefined], now: 1000 });
 const inspect = (): CallMessage => ({ kind: 'call', id: `i${++ids}`, target: 'transport', method: 'inspect', args: [], now: 1000 });
@@ -814,6 +1101,112 @@ describe('hosts together, over a real HostCore', () => {
     await world.settle();
     const snapshot = (world.answer(c, check.id) as { value: { groups: { messages: unknown[] }[] } }).value;
     expect(snapshot.groups[0]!.messages).toHaveLength(2);
+  });
+
+  it('new tab first, old tab second: when the new one closes the old one never owns, says SCHEMA_TOO_NEW, and forwards to the next new tab', async () => {
+    const world = new World();
+    const newer = world.add('new');
+    await world.settle();
+    const older = world.add('old', { tooOld: true });
+    await world.settle();
+    expect(ownerInfo(older.state)).toMatchObject({ ownerId: 'new', isThisTab: false });
+    expect(await world.round(older, publish('before'))).toMatchObject({ ok: true, value: 1 });
+
+    await world.close(newer);
+    // The old tab got the lock, could not open the database and let the lock go.
+    expect([older.grants, older.state.phase]).toEqual([1, 'seeking']);
+    expect(ownerInfo(older.state)).toEqual({ ownerId: null, isThisTab: false, via: 'channel' });
+    const refused = (await world.round(older, publish('meanwhile'))) as AnswerMessage & { ok: false };
+    expect(errorFromWire(refused.error)).toMatchObject({ name: 'SchemaTooNewError', code: 'SCHEMA_TOO_NEW', component: 'core' });
+
+    // A fresh new tab takes the free lock at once and owns; the old tab forwards to it again.
+    const fresh = world.add('fresh');
+    await world.settle();
+    expect(ownerInfo(fresh.state)).toMatchObject({ ownerId: 'fresh', isThisTab: true });
+    expect(ownerInfo(older.state)).toMatchObject({ ownerId: 'fresh', isThisTab: false });
+    expect(await world.round(older, publish('after'))).toMatchObject({ ok: true, value: 2 });
+
+    // That owner closes too: the old tab is granted the lock once more, lets it go, and stops asking.
+    await world.close(fresh);
+    expect([older.grants, older.state.phase]).toEqual([2, 'seeking']);
+    expect(older.page.filter((m) => m.kind === 'open-failed')).toEqual([]);
+  });
+
+  it('old tab first, new tab second: the old owner hands over once, the new one migrates and serves, the old tab forwards and is outdated', async () => {
+    const world = new World();
+    const old = world.add('old', { schema: 13 });
+    await world.settle();
+    const before = publish('before');
+    await world.round(old, before);
+    const newer = world.add('new', { schema: 14 });
+    // The old tab's page keeps calling while the database changes hands.
+    const during = publish('during');
+    world.call(old, during);
+    await world.settle();
+    expect(ownerInfo(newer.state)).toMatchObject({ ownerId: 'new', isThisTab: true });
+    expect(ownerInfo(old.state)).toMatchObject({ ownerId: 'new', isThisTab: false });
+    expect(world.schema).toBe(14);
+    expect(old.page).toContainEqual({ kind: 'outdated', newer: version(14) });
+    expect([world.answer(old, before.id), world.answer(old, during.id)]).toMatchObject([{ ok: true, value: 1 }, { ok: true, value: 2 }]);
+    expect(newer.page.find((m) => m.kind === 'opened')).toBeDefined();
+    expect([old.grants, newer.grants]).toEqual([1, 1]);
+
+    // The new tab closes: the old one, outdated, does not open the migrated file.
+    await world.close(newer);
+    expect(old.grants).toBe(2);
+    expect(errorFromWire(((await world.round(old, publish('alone'))) as { error: WireError }).error)).toMatchObject({ code: 'SCHEMA_TOO_NEW' });
+  });
+
+  it('tabs of two builds joining and leaving at random: the newest open build owns, ownership moves at most once per join or owner leaving, every call is answered once', async () => {
+    // A small deterministic generator: the same run every time.
+    let seed = 43;
+    // The high bits: an LCG's low bits repeat with a short period.
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n));
+    const stats: { changes: number; events: number; builds: string }[] = [];
+    for (let run = 0; run < 6; run++) {
+      const world = new World();
+      const live: SimHost[] = [];
+      const calls: { host: SimHost; call: CallMessage }[] = [];
+      let changes = 0;
+      let events = 0;
+      let lastOwner: string | null = null;
+      let next = 0;
+      for (let action = 0; action < 24; action++) {
+        const roll = random(10);
+        if (live.length < 4 && (live.length === 0 || roll < 3)) {
+          live.push(world.add(`h${run}-${next++}`, { schema: random(2) === 0 ? 13 : 14 }));
+          events++;
+        } else if (live.length > 1 && roll < 5) {
+          const [gone] = live.splice(random(live.length), 1);
+          if (gone!.state.phase === 'owner') events++;
+          world.dispatch(gone!, { kind: 'close' });
+        } else {
+          const host = live[random(live.length)]!;
+          const c = publish(`e${action}`);
+          calls.push({ host, call: c });
+          world.call(host, c);
+        }
+        await world.settle();
+        const owners = live.filter((h) => h.state.phase === 'owner');
+        expect(owners.length).toBeLessThanOrEqual(1);
+        const newest = Math.max(...live.map((h) => h.schema!));
+        // Whenever a tab of the newest build present can open the file, one such tab owns it.
+        if (newest >= world.schema) expect(owners.map((h) => h.schema)).toEqual([newest]);
+        const owner = owners[0]?.id ?? null;
+        if (owner !== null && owner !== lastOwner) changes++;
+        if (owner !== null) lastOwner = owner;
+      }
+      expect(changes).toBeLessThanOrEqual(events);
+      stats.push({ changes, events, builds: world.hosts.map((h) => h.schema).join('') });
+      // Every call settled: applied (a seq) or refused saying why; no seq was given twice.
+      const answers = calls.filter(({ host }) => host.alive && live.includes(host)).map(({ host, call }) => world.answer(host, call.id));
+      for (const answer of answers) expect(answer === undefined ? 'unanswered' : answer.ok || (answer.error as WireError).code).not.toBe('unanswered');
+      const seqs = answers.flatMap((a) => (a?.ok ? [a.value] : []));
+      expect(new Set(seqs).size).toBe(seqs.length);
+    }
+    // The runs mixed the builds (an old tab after a new one, and the reverse) and moved ownership.
+    expect(stats.filter((s) => s.builds.includes('1314') && s.builds.includes('1413'))).not.toHaveLength(0);
+    expect(stats.reduce((sum, s) => sum + s.changes, 0)).toBeGreaterThan(6);
   });
 
   it('an owner that closes with a forwarded call not yet served leaves it to the next owner', async () => {

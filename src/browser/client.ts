@@ -15,12 +15,16 @@ import type { SqlTraceEntry } from './trace.js';
 import { findDatabase, LOST_EVENT, type LostDatabaseDetail, markDatabase, requestPersist, storageFacts } from './storage.js';
 import { remoteStore } from '../remote/client.js';
 import { Connection } from './connection.js';
-import type { BrowserDatabase, BrowserDatabaseOptions, WorkerStarters } from './types.js';
+import type { BrowserDatabase, BrowserDatabaseOptions, OutdatedDetail, WorkerStarters } from './types.js';
 
 export type { OwnerInfo } from './protocol.js';
 export type { SqlGroupRow, SqlTraceEntry, SqlTraceStatement } from './trace.js';
 export type { LostDatabaseDetail, OpenedAs, StorageFacts } from './storage.js';
-export type { BrowserDatabase, BrowserDatabaseOptions, WorkerStarters } from './types.js';
+export type { BrowserDatabase, BrowserDatabaseOptions, OutdatedDetail, WorkerStarters } from './types.js';
+export type { HostVersion } from './protocol.js';
+
+/** The name of the event `openBrowserDatabase` dispatches on `globalThis` when a tab of a newer build owns the database. */
+const OUTDATED_EVENT = 'leasehold:outdated';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -29,7 +33,10 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * own: `openBrowserDatabase<OrderEvent, Order>({ name })` gives a `Transport<OrderEvent>` and an
  * `ExecutionStore<Order>` (nothing checks stored data against them at run time).
  *
- * @throws TypeError / RangeError for bad options.
+ * @throws TypeError / RangeError for bad options (a `build` that is not a string: TypeError);
+ *   RangeError when the tab that owns the database announces this `build` with other schema versions.
+ * @throws SchemaTooNewError when a newer leasehold wrote the database and no tab of a build that
+ *   can open it is open; the data is untouched.
  * @throws StorageError when the database cannot be opened: OPFS unavailable (not a secure
  *   context), quota exceeded, a file that is not a database, or a tab that holds it and does
  *   not answer. The message says what to do.
@@ -44,7 +51,7 @@ export function openBrowserDatabase<E = unknown, X extends Execution = Execution
  * @internal
  */
 export async function openBrowserDatabaseWith<E = unknown, X extends Execution = Execution>(options: BrowserDatabaseOptions, starters: WorkerStarters): Promise<BrowserDatabase<E, X>> {
-  checkOptions('options', options, ['name', 'storage', 'durability', 'clock', 'maxAttempts', 'onDeadLetter', 'traceMax', 'traceSql']);
+  checkOptions('options', options, ['name', 'storage', 'durability', 'clock', 'maxAttempts', 'onDeadLetter', 'traceMax', 'traceSql', 'build']);
   if (typeof options.name !== 'string') throw new TypeError('options.name must be a string');
   if (!NAME.test(options.name)) throw new RangeError(`options.name must be 1–64 letters, digits, '-' or '_', got ${JSON.stringify(options.name)}`);
   const storage = options.storage ?? 'opfs';
@@ -57,6 +64,8 @@ export async function openBrowserDatabaseWith<E = unknown, X extends Execution =
   if (options.traceMax !== undefined) checkInteger('options.traceMax', options.traceMax, 0, Number.MAX_SAFE_INTEGER);
   if (options.onDeadLetter !== undefined) checkTransportOptions({ onDeadLetter: options.onDeadLetter });
   if (options.traceSql !== undefined && typeof options.traceSql !== 'boolean') throw new TypeError('options.traceSql must be a boolean');
+  if (options.build !== undefined && typeof options.build !== 'string') throw new TypeError(`options.build must be a string (the app's build id), got ${typeof options.build}`);
+  if (options.build !== undefined && (options.build.length === 0 || options.build.length > 200)) throw new RangeError(`options.build must be 1–200 characters, got ${options.build.length}`);
 
   if (!starters.createWorker && typeof Worker === 'undefined') throw notInABrowser();
   const name = options.name;
@@ -69,30 +78,51 @@ export async function openBrowserDatabaseWith<E = unknown, X extends Execution =
   if (options.onDeadLetter !== undefined) hostOptions.onDeadLetter = options.onDeadLetter;
   if (options.traceMax !== undefined) hostOptions.traceMax = options.traceMax;
   if (options.traceSql) hostOptions.traceSql = true;
+  if (options.build !== undefined) hostOptions.build = options.build;
+  const outdated = new Set<(detail: OutdatedDetail) => void>();
+  connection.outdatedListeners.add((newer) => {
+    const detail: OutdatedDetail = { name, build: options.build, newer };
+    for (const listener of [...outdated]) listener(detail);
+    globalThis.dispatchEvent?.(new CustomEvent(OUTDATED_EVENT, { detail }));
+  });
   try {
     await connection.open(hostOptions);
   } catch (error) {
     connection.terminate();
     throw error;
   }
-  let origin: string;
+  let origin: string | null = null;
+  /** Asks the owner for the database's origin; the first time one comes, keeps it, marks the database and reports a loss. */
+  const learnOrigin = async (): Promise<void> => {
+    if (origin !== null) return;
+    const found = await askOrigin(connection);
+    if (found === null || origin !== null) return;
+    origin = found;
+    if (storage === 'opfs') await markDatabase(name, found);
+    if (opened === 'lost') {
+      const detail: LostDatabaseDetail = { name, lostOrigin, origin: found };
+      globalThis.dispatchEvent?.(new CustomEvent(LOST_EVENT, { detail }));
+    }
+  };
   try {
-    origin = (await connection.call('host', 'origin', [])) as string;
+    await learnOrigin();
   } catch (error) {
     connection.terminate();
     throw error;
   }
-  if (storage === 'opfs') await markDatabase(name, origin);
-  if (opened === 'lost') {
-    const detail: LostDatabaseDetail = { name, lostOrigin, origin };
-    globalThis.dispatchEvent?.(new CustomEvent(LOST_EVENT, { detail }));
-  }
+  // Not known yet (an older build owns the database): a later owner may be this tab or a newer one.
+  const stopLearning = connection.ownerListeners.add(() => {
+    if (origin === null) learnOrigin().catch(() => undefined);
+    else stopLearning();
+  });
   // A shared database only: an in-memory one lives in this tab's worker and would be lost.
   const lifecycle = storage === 'opfs' ? watchLifecycle(connection) : () => {};
   return {
     name: options.name,
     opened,
-    origin,
+    get origin() {
+      return origin;
+    },
     lostOrigin,
     storage: () => storageFacts(storage, opened),
     persist: requestPersist,
@@ -102,11 +132,38 @@ export async function openBrowserDatabaseWith<E = unknown, X extends Execution =
       return connection.transport<Q>(name);
     },
     store: remoteStore<X>((call) => connection.call(call.target, call.method, call.args)),
+    get outdated() {
+      return connection.outdated !== undefined;
+    },
+    onOutdated: (listener) => {
+      if (typeof listener !== 'function') throw new TypeError('listener must be a function');
+      outdated.add(listener);
+      return () => void outdated.delete(listener);
+    },
     owner: () => connection.call('host', 'owner', []) as Promise<OwnerInfo>,
     onOwnerChange: (listener) => connection.ownerListeners.add(listener),
     sqlTrace: () => connection.call('host', 'sqlTrace', []) as Promise<SqlTraceEntry[]>,
     close: () => (lifecycle(), connection.close()),
   };
+}
+
+/** An origin as the database makes them (16 random bytes, hex). */
+const ORIGIN = /^[0-9a-f]{32}$/;
+
+/**
+ * The database's origin as the owner reads it, or null when the owner cannot say: a tab of an
+ * older leasehold owns the database (one from before `host.origin` answered any host method with
+ * its SQL trace; a newer one refuses an unknown method), or its schema has no origin yet.
+ */
+async function askOrigin(connection: Connection): Promise<string | null> {
+  let answer: unknown;
+  try {
+    answer = await connection.call('host', 'origin', []);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'UNKNOWN_METHOD') return null;
+    throw error;
+  }
+  return typeof answer === 'string' && ORIGIN.test(answer) ? answer : null;
 }
 
 /**

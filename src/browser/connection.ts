@@ -11,7 +11,7 @@ import { checkChanges, checkExecution } from '../store/checks.js';
 import { encodeCommit, encodeStep } from '../store/encode.js';
 import { checkPublish, checkPublishItems } from '../transport/shared.js';
 import { checkId, checkObject, toJson } from '../validate.js';
-import type { CallMessage, HostOptions, HostToPage, OwnerInfo, PageToHost } from './protocol.js';
+import type { CallMessage, HostOptions, HostToPage, HostVersion, OwnerInfo, PageToHost } from './protocol.js';
 import { remoteTransport } from '../remote/client.js';
 import type { Target } from '../remote/methods.js';
 import { errorFromWire, type RemoteCall } from '../remote/wire.js';
@@ -36,6 +36,9 @@ export class Connection {
   /** Change notice listeners, by queue. */
   readonly changeListeners = new Map<string, ListenerSet<[]>>();
   readonly ownerListeners = new ListenerSet<[OwnerInfo]>();
+  /** The newer build that owns the database, once the host said this one is outdated. */
+  outdated: HostVersion | undefined;
+  readonly outdatedListeners = new ListenerSet<[HostVersion]>();
 
   constructor(createWorker: () => Worker, clock: () => number, broker?: () => MessagePort | undefined) {
     this.#createWorker = createWorker;
@@ -177,6 +180,12 @@ export class Connection {
         break;
       case 'owner':
         this.ownerListeners.emit(message.owner);
+        break;
+      case 'outdated':
+        // Once per page: a host started again after the page was hidden may learn it again.
+        if (this.outdated) break;
+        this.outdated = message.newer;
+        this.outdatedListeners.emit(message.newer);
         break;
       case 'broker': {
         const port = this.#closed ? undefined : this.#broker?.();

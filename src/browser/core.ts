@@ -5,15 +5,18 @@
  * from another tab, whose host sends them again to the next owner if this one dies.
  * @internal
  */
+import { LeaseholdError } from '../errors.js';
 import type { SqlDatabase } from '../sqlite/driver.js';
 import type { DeadLetterPolicy } from '../transport/contract.js';
 import { GroupCommit } from '../remote/batches.js';
 import { SqlHost } from '../remote/host.js';
-import type { Target } from '../remote/methods.js';
+import { methodSpec, type Target } from '../remote/methods.js';
 import type { CallMessage } from './protocol.js';
 import type { SqlTracer } from './trace.js';
 
 export interface CoreOptions {
+  /** The database's name as the page opened it, for errors (default: the file's name). */
+  name?: string;
   maxAttempts?: number;
   onDeadLetter?: DeadLetterPolicy;
   traceMax?: number;
@@ -23,12 +26,34 @@ export interface CoreOptions {
   trace?: SqlTracer;
 }
 
+/**
+ * The methods of target `'host'` the owner serves, beside the contracts' method table: the
+ * database's origin and the SQL trace. (`owner` is answered by each tab's own election.)
+ */
+export const HOST_METHODS: readonly string[] = ['origin', 'sqlTrace'];
+
+/**
+ * The answer to a call whose method this host does not know. The page's own proxies send only
+ * methods its build knows, so the call came from a tab of another build: say so, and that
+ * nothing was applied, rather than answer with another method's result.
+ */
+export function unknownMethod(name: string, target: string, method: string): LeaseholdError {
+  return new LeaseholdError(
+    'UNKNOWN_METHOD',
+    `${target}.${method} is not a method the leasehold serving database ${JSON.stringify(name)} knows: the tab that owns it runs another (older) build of leasehold. ` +
+      'Nothing was applied. Reload the tabs of this site so that they run one version.',
+  );
+}
+
 export class HostCore {
   readonly #host: SqlHost;
   readonly #commits: GroupCommit;
+  /** The database's name, for errors. */
+  readonly #name: string;
 
   /** @throws StorageError when the schema cannot be created or migrated. */
   constructor(db: SqlDatabase, options: CoreOptions = {}) {
+    this.#name = options.name ?? db.filename;
     this.#host = new SqlHost(db, {
       journal: true,
       ...(options.trace ? { tracer: options.trace } : {}),
@@ -42,8 +67,9 @@ export class HostCore {
   /**
    * Serves one call: queues it behind `caller`'s earlier calls and settles once the batch that
    * applied it has committed, with the answer the caller's proxy expects (for save/commit, the
-   * new version). Rejects with the backend's own error (to be sent across as data), a TypeError
-   * for a method that is not part of the contracts, the commit's error if the shared COMMIT
+   * new version). Rejects with the backend's own error (to be sent across as data), a
+   * LeaseholdError `UNKNOWN_METHOD` for a method that is not part of the contracts (a tab of
+   * another build sent it; nothing is applied), a TypeError for malformed arguments, the commit's error if the shared COMMIT
    * failed, or a ClosedError once {@link close} was called.
    *
    * `journaled`: the call may be a retry (it came from another tab, whose host sends it again if
@@ -53,6 +79,7 @@ export class HostCore {
    */
   serve(call: CallMessage, journaled = true, caller = 'default'): Promise<unknown> {
     const { id, target, method, args, queue, now } = call;
+    if (!methodSpec(target, method)) return Promise.reject(unknownMethod(this.#name, String(target), String(method)));
     return this.#commits.serve(
       { target: target as Target, method, args, now, ...(queue === undefined ? {} : { queue }), ...(journaled ? { journalId: id } : {}) },
       caller,

@@ -7,8 +7,10 @@
  * @internal
  */
 import { StorageError } from '../errors.js';
-import { HostCore } from './core.js';
-import { type HostEffect, type HostEvent, type HostState, initialHostState, step, type TimerId } from './election.js';
+import { HOST_METHODS, HostCore, unknownMethod } from './core.js';
+import { type HostEffect, type HostEvent, type HostState, initialHostState, PROTOCOL_VERSION, step, type TimerId } from './election.js';
+import { SCHEMA_VERSION } from '../sqlite/schema.js';
+import { HOST_SCHEMA_VERSION } from '../remote/journal.js';
 import { explainStorageFailure, openHostDatabase, type OpenedDatabase } from './opfs.js';
 import type { AnswerMessage, BrokerToHost, CallMessage, HostOptions, HostToHost, HostToPage, PageToHost } from './protocol.js';
 import type { SqlTracer } from './trace.js';
@@ -120,7 +122,7 @@ export function startHost(scope: Scope): void {
         void openDatabase(effect.options);
         return;
       case 'serve':
-        void serve(effect.call, effect.journaled, effect.caller).then((answer) => dispatch({ kind: 'served', answer, reply: effect.reply }));
+        void serve(effect.call, effect.journaled, effect.caller).then((answer) => dispatch({ kind: 'served', answer, reply: effect.reply, call: effect.call }));
         return;
       case 'close-database':
         void closeDatabase();
@@ -134,6 +136,7 @@ export function startHost(scope: Scope): void {
       // Loaded only when asked for: an app that never traces ships none of it (a chunk of its own).
       tracer = requested.traceSql ? new (await import('./trace.js')).SqlTracer() : undefined;
       core = new HostCore(opened.db, {
+        name: requested.name,
         trace: tracer,
         maxAttempts: requested.maxAttempts,
         onDeadLetter: requested.onDeadLetter,
@@ -142,6 +145,15 @@ export function startHost(scope: Scope): void {
       });
     } catch (error) {
       failure = { error };
+      // This host will never own the database (election.ts): let the file go at once, so the
+      // tab that takes the lock next can open it.
+      try {
+        if (opened && !opened.db.closed) opened.db.close();
+      } catch {
+        // Closing what failed to open may fail too; the pool is let go below all the same.
+      }
+      opened?.release();
+      opened = undefined;
       dispatch({ kind: 'database-failed', error });
       return;
     }
@@ -151,8 +163,10 @@ export function startHost(scope: Scope): void {
   /** `journaled`: the call may be retried (it was forwarded); `caller`: whose turn it takes. See HostCore.serve. */
   const serve = async (call: CallMessage, journaled: boolean, caller: string): Promise<AnswerMessage> => {
     try {
+      // A method of another build: its answer must never be another method's.
+      if (call.target === 'host' && !HOST_METHODS.includes(call.method)) throw unknownMethod(options!.name, call.target, call.method);
       // The SQL trace lives with the owner: another tab's page reaches it by forwarding.
-      if (call.target === 'host' && call.method !== 'origin') return { kind: 'answer', id: call.id, ok: true, value: tracer?.entries() ?? [] };
+      if (call.target === 'host' && call.method === 'sqlTrace') return { kind: 'answer', id: call.id, ok: true, value: tracer?.entries() ?? [] };
       if (failure) throw failure.error;
       if (!core) throw new StorageError('STORAGE_UNAVAILABLE', 'the database is not open');
       // The database's origin, which the page keeps in its marker to name a loss.
@@ -169,6 +183,9 @@ export function startHost(scope: Scope): void {
     } finally {
       // Even after a failed close: the next owner must be able to open the file.
       opened?.release();
+      // A host that handed the database over may open it again (its successor went away first).
+      core = undefined;
+      opened = undefined;
       dispatch({ kind: 'database-closed' });
     }
   };
@@ -182,7 +199,9 @@ export function startHost(scope: Scope): void {
         storage: typeof navigator !== 'undefined' && typeof navigator.storage?.getDirectory === 'function',
         secureContext: globalThis.isSecureContext as boolean | undefined,
       };
-      dispatch({ kind: 'open', options: message.options, broker: message.broker, env });
+      // The schemas this build writes: the newest owns the database (election.ts).
+      const version = { schema: SCHEMA_VERSION, host: HOST_SCHEMA_VERSION, protocol: PROTOCOL_VERSION, ...(message.options.build === undefined ? {} : { build: message.options.build }) };
+      dispatch({ kind: 'open', options: message.options, broker: message.broker, env, version });
     } else if (message.kind === 'call') dispatch({ kind: 'page-call', call: message });
     else if (message.kind === 'broker') dispatch({ kind: 'broker-port', port: message.port });
     else if (message.kind === 'close') dispatch({ kind: 'close' });

@@ -3,5 +3,5 @@
  * worker per database; the tabs elect one owner of the OPFS file and the others forward to it.
  */
 export { openBrowserDatabase } from './client.js';
-export type { BrowserDatabase, BrowserDatabaseOptions, LostDatabaseDetail, OpenedAs, OwnerInfo, SqlGroupRow, SqlTraceEntry, SqlTraceStatement, StorageFacts } from './client.js';
+export type { BrowserDatabase, BrowserDatabaseOptions, HostVersion, LostDatabaseDetail, OpenedAs, OutdatedDetail, OwnerInfo, SqlGroupRow, SqlTraceEntry, SqlTraceStatement, StorageFacts } from './client.js';
 export { ROWS_SHOWN } from './trace.js';

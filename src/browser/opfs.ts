@@ -34,6 +34,8 @@ export async function openHostDatabase(options: HostOptions): Promise<OpenedData
   }
   if (!hasSyncAccessHandles()) throw noSyncAccessHandles(options.name);
   const pool = await installPool(sqlite3, `leasehold-${options.name}`, options.name);
+  // Installed once per worker: a host that handed the database over and opens it again finds the pool it paused.
+  if (pool.isPaused()) await pool.unpauseVfs();
   let raw;
   try {
     raw = new pool.OpfsSAHPoolDb('/leasehold.db');

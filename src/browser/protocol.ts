@@ -37,6 +37,22 @@ export interface HostOptions {
   traceMax?: number;
   /** Record the SQL of claims and acks (see trace.ts). */
   traceSql?: boolean;
+  /** The app's build id, announced to the other tabs (see BrowserDatabaseOptions.build). */
+  build?: string;
+}
+
+/**
+ * What a host announces of its build. Hosts order by `schema`, then `host` (the schema versions
+ * of the core tables and of the host's journal that the build writes): the newest owns. Only
+ * hosts of one `protocol` (the messages in this file) compare at all; a host of a build from
+ * before versions were announced sends none, and is neither yielded to nor asked to yield.
+ */
+export interface HostVersion {
+  schema: number;
+  host: number;
+  protocol: number;
+  /** The app's build id, when the app gave one: for reports only, never ordered. */
+  build?: string;
 }
 
 /** Who owns a database: the id of the owning host, and whether it is this tab's. */
@@ -63,6 +79,8 @@ export type HostToPage =
   | AnswerMessage
   | { kind: 'changed'; queue: string }
   | { kind: 'owner'; owner: OwnerInfo }
+  /** A tab of a newer build owns the database now: this tab's build is outdated (its calls are forwarded there while the wire allows). */
+  | { kind: 'outdated'; newer: HostVersion }
   /** The broker went away (its tab crashed, which released its Web Lock): start or join a broker again and send its port. */
   | { kind: 'broker' }
   | { kind: 'closed' };
@@ -71,8 +89,10 @@ export type HostToPage =
 export type HostToHost =
   | { kind: 'call'; from: string; call: CallMessage }
   | { kind: 'answer'; to: string; answer: AnswerMessage }
-  | { kind: 'owner'; hostId: string }
-  | { kind: 'who' }
+  /** `version`: absent from hosts of a leasehold that did not announce builds. */
+  | { kind: 'owner'; hostId: string; version?: HostVersion }
+  /** `from` and `version`: who asks, and its build (absent as above); an owner of an older build hands the database over to it. */
+  | { kind: 'who'; from?: string; version?: HostVersion }
   | { kind: 'changed'; queue: string };
 
 /** From a host to the link broker: `serve` (this host owns a database), `connect` (link me to owner `to`), `leave`. */

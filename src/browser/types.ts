@@ -5,7 +5,7 @@
  */
 import type { Execution, ExecutionStore } from '../store/contract.js';
 import type { ChangeNotifier, DeadLetterPolicy, Transport } from '../transport/contract.js';
-import type { OwnerInfo } from './protocol.js';
+import type { HostVersion, OwnerInfo } from './protocol.js';
 import type { SqlTraceEntry } from './trace.js';
 import type { OpenedAs, StorageFacts } from './storage.js';
 
@@ -46,6 +46,25 @@ export interface BrowserDatabaseOptions {
    * Applies when this tab opens the file as owner.
    */
   traceSql?: boolean;
+  /**
+   * The app's build id (a release tag, a commit, a bundle hash): announced to the other tabs of
+   * the database with this leasehold's schema versions, and reported with {@link
+   * BrowserDatabase.onOutdated} to the tabs of older builds. Never ordered: the newest leasehold
+   * schema owns the database, whatever the ids. 1–200 characters. One id must name one build:
+   * opening while a tab that announces the same id with other schema versions owns the
+   * database fails with a RangeError.
+   */
+  build?: string;
+}
+
+/** What {@link BrowserDatabase.onOutdated} and the `'leasehold:outdated'` event report. */
+export interface OutdatedDetail {
+  /** The database's name. */
+  name: string;
+  /** This tab's build, as given to {@link openBrowserDatabase} (undefined when none was). */
+  build: string | undefined;
+  /** The build that owns the database now: its schema versions, and its app build id if its tab gave one. */
+  newer: HostVersion;
 }
 
 /**
@@ -84,15 +103,19 @@ export interface BrowserDatabase<E = unknown, X extends Execution = Execution> {
    * The database's origin: a random id made with its tables, which every lease of its queues
    * carries (`lease.origin`, with `lease.counter` and `lease.lowWater`), so a server can check
    * that it received each publish. Kept for the database's life; a database made again after a
-   * loss has a new one.
+   * loss has a new one. Read from the database, never from whichever tab answered: while a tab
+   * of an older leasehold owns the database (one that cannot say, or whose schema has no origin
+   * yet) it is null, and it is set once this tab learns it (when a tab of this build or a newer
+   * one owns the database). The IndexedDB marker that names a loss is written then too.
    */
-  readonly origin: string;
+  readonly origin: string | null;
   /**
    * With {@link opened} `'lost'`: the origin of the database that was lost, as the marker kept
    * it (null otherwise, and for a marker written before leasehold kept origins). Tell the server:
    * the numbers of that origin it has not received by now will never come. The open that finds
    * the loss also dispatches the event `'leasehold:lost'` on `globalThis`, its `detail`
-   * `{ name, lostOrigin, origin }`, for code that is not handed the database.
+   * `{ name, lostOrigin, origin }`, for code that is not handed the database (once the new
+   * database's origin is known: see {@link origin}).
    */
   readonly lostOrigin: string | null;
   /** Storage facts from the page: persisted, the origin's usage and quota, the engine, {@link opened}. Never rejects. */
@@ -115,6 +138,21 @@ export interface BrowserDatabase<E = unknown, X extends Execution = Execution> {
   queue<Q = unknown>(name: string): Transport<Q> & ChangeNotifier;
   /** The execution store, over the same database. */
   readonly store: ExecutionStore<X>;
+  /**
+   * True once a tab of a newer leasehold (a newer schema) owns the database: this tab runs an
+   * older build. Its calls are forwarded to that tab while it is open and fail with
+   * `SchemaTooNewError` while no tab of a new enough build is; this tab never opens the database
+   * again (it would have to migrate it backwards). Prompt the user to reload. Never goes back to
+   * false.
+   */
+  readonly outdated: boolean;
+  /**
+   * Calls `listener` once, when this tab learns it is {@link outdated}. The same open also
+   * dispatches the event `'leasehold:outdated'` on `globalThis` (`detail`: {@link OutdatedDetail})
+   * for code the database is not handed to. Returns unsubscribe.
+   * @throws TypeError if `listener` is not a function.
+   */
+  onOutdated(listener: (detail: OutdatedDetail) => void): () => void;
   /** Which tab owns the database file right now. */
   owner(): Promise<OwnerInfo>;
   /** Calls `listener` whenever ownership moves (a tab took over after the owner closed). Returns unsubscribe. */

@@ -78,6 +78,9 @@ describe('storage faults', () => {
       [{ name: 'ok', maxAttempts: 0 }, RangeError],
       [{ name: 'ok', traceMax: -1 }, RangeError],
       [{ name: 'ok', traceSql: 'yes' }, TypeError],
+      [{ name: 'ok', build: 42 }, TypeError],
+      [{ name: 'ok', build: '' }, RangeError],
+      [{ name: 'ok', build: 'x'.repeat(201) }, RangeError],
     ];
     for (const [options, error] of cases) {
       await expect(openBrowserDatabase(options as never), JSON.stringify(options)).rejects.toThrow(error);

@@ -4,6 +4,8 @@
  */
 import { type BrowserDatabase, openBrowserDatabase } from 'leasehold/browser';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { openBrowserDatabaseWith } from '../../src/browser/client.js';
+import type { HostToPage, PageToHost } from '../../src/browser/protocol.js';
 import { freshName, removeOpfsPool } from './harness.js';
 
 const opened: BrowserDatabase[] = [];
@@ -50,6 +52,27 @@ describe('browser database storage', () => {
     await removeOpfsPool(name);
   });
 
+  it('takes db.origin from the database: an older owner that answers with something else leaves it null until one of this build answers', async () => {
+    const name = freshName('origin');
+    const host = new OlderOwner();
+    const db = await openBrowserDatabaseWith({ name }, { createWorker: () => host as unknown as Worker, createBroker: () => null });
+    // The older owner answered `host.origin` with its SQL trace ([]): not an origin, so none yet,
+    // and no marker (a loss found later must not name a wrong one).
+    expect(db.origin).toBeNull();
+    expect(host.asked).toBe(1);
+    // The owner changes to a tab of this build: the page asks again and keeps what the database says.
+    host.origin = 'ab'.repeat(16);
+    host.send({ kind: 'owner', owner: { ownerId: 'newer', isThisTab: false, via: 'channel' } });
+    await expect.poll(() => db.origin).toBe('ab'.repeat(16));
+    host.send({ kind: 'owner', owner: { ownerId: 'another', isThisTab: false, via: 'channel' } });
+    expect(host.asked).toBe(2);
+    await db.close();
+    // The marker was written with that origin: with no OPFS files for the name, the next open finds it lost.
+    const again = await openBrowserDatabaseWith({ name }, { createWorker: () => new OlderOwner('cd'.repeat(16)) as unknown as Worker, createBroker: () => null });
+    expect([again.opened, again.lostOrigin, again.origin]).toEqual(['lost', 'ab'.repeat(16), 'cd'.repeat(16)]);
+    await again.close();
+  });
+
   it('reports persistence, usage and quota, and the engine', async () => {
     const db = await open(freshName('facts'), 'memory');
     expect(db.opened).toBe('new');
@@ -63,3 +86,27 @@ describe('browser database storage', () => {
     if (inject('engine') === 'chromium') expect(typeof (await db.persist())).toBe('boolean');
   });
 });
+
+/**
+ * A stand-in for the page's host worker that forwards to an owner of an older leasehold: one that
+ * answered every `host` call with its SQL trace. `origin` is what it answers instead, once set.
+ */
+class OlderOwner {
+  onmessage: ((event: MessageEvent<HostToPage>) => void) | null = null;
+  onerror: ((event: ErrorEvent) => void) | null = null;
+  asked = 0;
+  constructor(public origin: unknown = []) {}
+  postMessage(message: PageToHost): void {
+    queueMicrotask(() => {
+      if (message.kind === 'open') this.send({ kind: 'opened', owner: { ownerId: 'older', isThisTab: false, via: 'channel' } });
+      if (message.kind === 'close') this.send({ kind: 'closed' });
+      if (message.kind !== 'call') return;
+      if (message.target === 'host' && message.method === 'origin') this.asked++;
+      this.send({ kind: 'answer', id: message.id, ok: true, value: message.method === 'origin' ? this.origin : null });
+    });
+  }
+  send(message: HostToPage): void {
+    this.onmessage?.({ data: message } as MessageEvent<HostToPage>);
+  }
+  terminate(): void {}
+}
