@@ -122,7 +122,7 @@ describe('a typed browser database', () => {
   });
 
   it('the published BrowserDatabaseOptions carry no test hooks (tests start workers through an internal entry)', () => {
-    expectTypeOf<keyof BrowserDatabaseOptions>().toEqualTypeOf<'name' | 'storage' | 'durability' | 'clock' | 'maxAttempts' | 'onDeadLetter' | 'traceMax' | 'traceSql' | 'build'>();
+    expectTypeOf<keyof BrowserDatabaseOptions>().toEqualTypeOf<'name' | 'storage' | 'durability' | 'clock' | 'maxAttempts' | 'maxEventBytes' | 'onDeadLetter' | 'traceMax' | 'traceSql' | 'build'>();
   });
 });
 

@@ -51,7 +51,7 @@ export function openBrowserDatabase<E = unknown, X extends Execution = Execution
  * @internal
  */
 export async function openBrowserDatabaseWith<E = unknown, X extends Execution = Execution>(options: BrowserDatabaseOptions, starters: WorkerStarters): Promise<BrowserDatabase<E, X>> {
-  checkOptions('options', options, ['name', 'storage', 'durability', 'clock', 'maxAttempts', 'onDeadLetter', 'traceMax', 'traceSql', 'build']);
+  checkOptions('options', options, ['name', 'storage', 'durability', 'clock', 'maxAttempts', 'maxEventBytes', 'onDeadLetter', 'traceMax', 'traceSql', 'build']);
   if (typeof options.name !== 'string') throw new TypeError('options.name must be a string');
   if (!NAME.test(options.name)) throw new RangeError(`options.name must be 1–64 letters, digits, '-' or '_', got ${JSON.stringify(options.name)}`);
   const storage = options.storage ?? 'opfs';
@@ -61,6 +61,7 @@ export async function openBrowserDatabaseWith<E = unknown, X extends Execution =
   const clock = options.clock ?? Date.now;
   if (typeof clock !== 'function') throw new TypeError('options.clock must be a function returning milliseconds');
   if (options.maxAttempts !== undefined) checkInteger('options.maxAttempts', options.maxAttempts, 1, Number.MAX_SAFE_INTEGER);
+  if (options.maxEventBytes !== undefined) checkInteger('options.maxEventBytes', options.maxEventBytes, 1, Number.MAX_SAFE_INTEGER);
   if (options.traceMax !== undefined) checkInteger('options.traceMax', options.traceMax, 0, Number.MAX_SAFE_INTEGER);
   if (options.onDeadLetter !== undefined) checkTransportOptions({ onDeadLetter: options.onDeadLetter });
   if (options.traceSql !== undefined && typeof options.traceSql !== 'boolean') throw new TypeError('options.traceSql must be a boolean');
@@ -75,6 +76,7 @@ export async function openBrowserDatabaseWith<E = unknown, X extends Execution =
   const connection = new Connection(createWorker, clock, storage === 'opfs' ? () => startBroker(starters) : undefined);
   const hostOptions: HostOptions = { name: options.name, storage, durability };
   if (options.maxAttempts !== undefined) hostOptions.maxAttempts = options.maxAttempts;
+  if (options.maxEventBytes !== undefined) hostOptions.maxEventBytes = options.maxEventBytes;
   if (options.onDeadLetter !== undefined) hostOptions.onDeadLetter = options.onDeadLetter;
   if (options.traceMax !== undefined) hostOptions.traceMax = options.traceMax;
   if (options.traceSql) hostOptions.traceSql = true;

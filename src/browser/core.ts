@@ -18,6 +18,7 @@ export interface CoreOptions {
   /** The database's name as the page opened it, for errors (default: the file's name). */
   name?: string;
   maxAttempts?: number;
+  maxEventBytes?: number;
   onDeadLetter?: DeadLetterPolicy;
   traceMax?: number;
   /** Called after a commit that may make work claimable in `queue`. */
@@ -58,6 +59,7 @@ export class HostCore {
       journal: true,
       ...(options.trace ? { tracer: options.trace } : {}),
       ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+      ...(options.maxEventBytes === undefined ? {} : { maxEventBytes: options.maxEventBytes }),
       ...(options.onDeadLetter === undefined ? {} : { onDeadLetter: options.onDeadLetter }),
       ...(options.traceMax === undefined ? {} : { traceMax: options.traceMax }),
     });

@@ -139,6 +139,7 @@ export function startHost(scope: Scope): void {
         name: requested.name,
         trace: tracer,
         maxAttempts: requested.maxAttempts,
+        maxEventBytes: requested.maxEventBytes,
         onDeadLetter: requested.onDeadLetter,
         traceMax: requested.traceMax,
         onChange: (queue) => dispatch({ kind: 'changed', queue }),

@@ -33,6 +33,7 @@ export interface HostOptions {
   storage: 'opfs' | 'memory';
   durability: 'normal' | 'full';
   maxAttempts?: number;
+  maxEventBytes?: number;
   onDeadLetter?: DeadLetterPolicy;
   traceMax?: number;
   /** Record the SQL of claims and acks (see trace.ts). */

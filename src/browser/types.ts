@@ -30,6 +30,8 @@ export interface BrowserDatabaseOptions {
   clock?: () => number;
   /** The transport's `maxAttempts` (dead letters). Applies when this tab opens the file as owner. */
   maxAttempts?: number;
+  /** The transports' `maxEventBytes`: the largest event, in bytes of its JSON (default 1 MiB). Applies when this tab opens the file as owner. */
+  maxEventBytes?: number;
   /**
    * The queues' `onDeadLetter` (see `TransportOptions.onDeadLetter`), for every queue this
    * database opens; left out, each queue keeps its own (`'continue'` for a new one). Applies
