@@ -54,8 +54,9 @@ import { sharedAliases } from '../vite.config.ts';
 // (14.5 kB); inspectGroup with each message's waits and window 0.16 kB (14.66 kB); consume()'s settle
 // retries and the Runtime's onError 0.2 kB (14.9 kB); send() refusing an unknown execution 0.1 kB
 // (15.05 kB); maxEventBytes (the size bound in the in-memory walk, the exact count near the
-// limit) 0.3 kB (15.35 kB); InMemoryTransport's events: 'json' 0.15 kB (15.5 kB). Budget 15.7 kB.
-const TARGETS = { core: 15_700, browserEntry: 15_000 };
+// limit) 0.3 kB (15.35 kB); InMemoryTransport's events: 'json' 0.15 kB (15.5 kB); reclaimOwnLeases and the Runtime's onEvent
+// 0.2 kB (15.75 kB). Budget 15.9 kB.
+const TARGETS = { core: 15_900, browserEntry: 15_000 };
 /**
  * Gzipped bytes each published entry may weigh, whole, a little above its figure when the
  * budget was set (in the comment: min / gzip, 2026-12-02), so growth is a decision, not a drift.
@@ -102,8 +103,8 @@ const ENTRY_BUDGETS = {
   // of it the Runtime and the argument checks it runs on (an app that imports both entries
   // loads those modules once).
   // 10.3 with the Runtime's onError, 10.4 with send()'s ifMissing, 10.7 with result() and the
-  // typed get().
-  './workflow': 10_900,
+  // typed get(), 10.9 with the Runtime's onEvent.
+  './workflow': 11_100,
   // Schedules (2026-12-03): 13.6 / 5.4 with its own cron parser (1.8 kB gzip of it; croner alone
   // would be 9.5 kB) and the argument checks. The workflow entry's `schedules` option added
   // 0.05 kB to it (26.5 / 8.99) and no schedule code.

@@ -83,6 +83,7 @@ export type {
   RuntimeErrorInfo,
   RuntimeEvent,
   RuntimeOptions,
+  RuntimeStepEvent,
   SendEvent,
   SpawnedEvent,
   SpawnEffect,

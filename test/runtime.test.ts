@@ -210,3 +210,26 @@ describe('Runtime run() with reclaimOwnLeases', () => {
     expect(() => new Runtime({ ...options, workerId: undefined, reclaimOwnLeases: true } as never)).toThrow(/needs options.workerId/);
   });
 });
+
+describe('Runtime onEvent', () => {
+  it('receives each step that did something with its start and duration, never an idle one, and cannot break a step', async () => {
+    const clock = new ManualClock(1000);
+    const events: { kind: string; startedAt: number; durationMs: number }[] = [];
+    const runtime = new Runtime({
+      store: new InMemoryStore(),
+      transport: new InMemoryTransport({ clock: clock.now }),
+      clock: clock.now,
+      handler: () => void clock.advance(7), // a handler that takes 7 ms
+      onEvent: ({ result, startedAt, durationMs }) => {
+        events.push({ kind: result.kind, startedAt, durationMs });
+        throw new Error('an observer that fails');
+      },
+    });
+    await runtime.createExecution('e');
+    await runtime.send('e', { type: 'go' });
+    expect((await runtime.step()).kind).toBe('handled');
+    expect((await runtime.step()).kind).toBe('idle');
+    expect(events).toEqual([{ kind: 'handled', startedAt: 1000, durationMs: 7 }]);
+    expect(() => new Runtime({ store: new InMemoryStore(), transport: new InMemoryTransport(), handler: () => {}, onEvent: 5 as never })).toThrow(TypeError);
+  });
+});

@@ -13,7 +13,7 @@ import { checkFunction, LOOP_OPTIONS, resolveLoop, type LoopConfig } from '../wo
 import type { EventBase, Handler, RuntimeOptions } from './types.js';
 
 /** The keys of RuntimeOptions (but `handler`, which Workflows supplies itself): any other is a misspelling. */
-export const RUNTIME_OPTIONS = [...LOOP_OPTIONS, 'store', 'transport', 'suspendHoldMs', 'relayBatch', 'relayEvery', 'newId', 'clone', 'onUntargeted', 'onError'];
+export const RUNTIME_OPTIONS = [...LOOP_OPTIONS, 'store', 'transport', 'suspendHoldMs', 'relayBatch', 'relayEvery', 'newId', 'clone', 'onUntargeted', 'onError', 'onEvent'];
 
 /** Every option resolved: defaults filled in, all checked; and the runtime's lease keeper. */
 export interface Config<X extends Execution> extends LoopConfig {
@@ -27,6 +27,7 @@ export interface Config<X extends Execution> extends LoopConfig {
   clone: (execution: X) => X;
   onUntargeted: ((event: unknown) => void | Promise<void>) | undefined;
   onError: RuntimeOptions['onError'];
+  onEvent: RuntimeOptions['onEvent'];
   /** Extends the lease of the event being handled. */
   keeper: LeaseKeeper;
 }
@@ -65,6 +66,7 @@ export function resolveOptions<X extends Execution, E extends EventBase>(options
   checkFunction('options.clone', options.clone, true);
   checkFunction('options.onUntargeted', options.onUntargeted, true);
   checkFunction('options.onError', options.onError, true);
+  checkFunction('options.onEvent', options.onEvent, true);
   let suspendHoldMs = 3_600_000;
   if (options.suspendHoldMs !== undefined) {
     checkDuration('options.suspendHoldMs', options.suspendHoldMs, true);
@@ -85,6 +87,7 @@ export function resolveOptions<X extends Execution, E extends EventBase>(options
     clone: options.clone ?? hostClone,
     onUntargeted: options.onUntargeted,
     onError: options.onError,
+    onEvent: options.onEvent,
     keeper: new LeaseKeeper({ ...loop, transport }),
   };
 }

@@ -5,7 +5,7 @@
 import { ClosedError, LeaseholdError, LeaseLostError, StoreConflictError } from '../errors.js';
 import type { Execution } from '../store/contract.js';
 import type { Transport } from '../transport/contract.js';
-import { checkChoice, checkId, checkInteger, checkObject, checkOptions } from '../validate.js';
+import { checkChoice, checkId, checkInteger, checkObject, checkOptions, readClock } from '../validate.js';
 import { leaseOf, readControl, writeControl } from './control.js';
 import type { Lease } from '../transport/contract.js';
 import { IdleTimer, Notices, sleep } from '../worker/idle.js';
@@ -106,6 +106,21 @@ export class Runtime<X extends Execution = Execution, E extends EventBase = Runt
    *   closed backend); the event claimed, if any, is redelivered when its lease runs out.
    */
   async step(): Promise<StepResult> {
+    const onEvent = this.#cfg.onEvent;
+    if (!onEvent) return this.#step();
+    const startedAt = readClock(this.#cfg.clock);
+    const result = await this.#step();
+    if (result.kind !== 'idle') {
+      try {
+        onEvent({ result, startedAt, durationMs: readClock(this.#cfg.clock) - startedAt });
+      } catch {
+        // ignored, as documented: an observer must not break the step it observes
+      }
+    }
+    return result;
+  }
+
+  async #step(): Promise<StepResult> {
     const cfg = this.#cfg;
     if (this.#claimStreak >= cfg.relayEvery) {
       this.#claimStreak = 0;

@@ -150,6 +150,21 @@ export interface RuntimeOptions<X extends Execution = Execution, E extends Event
    * ignored.
    */
   onError?: (error: unknown, info: RuntimeErrorInfo) => void;
+  /**
+   * Receives each step that did something (every {@link StepResult} but `idle`), from `run()`
+   * or your own `step()` calls, with when it started and how long it took by `clock`: enough to
+   * feed metrics or tracing spans. Called synchronously; what it throws is ignored.
+   */
+  onEvent?: (event: RuntimeStepEvent) => void;
+}
+
+/** A step as {@link RuntimeOptions.onEvent} receives it. */
+export interface RuntimeStepEvent {
+  result: StepResult;
+  /** The runtime's clock when the step began. */
+  startedAt: number;
+  /** Its duration by the same clock. */
+  durationMs: number;
 }
 
 /** Fields every step result about one claimed event carries. */
