@@ -13,7 +13,7 @@ afterEach(() => {
 });
 
 /** A server queue, its handler, and a page-side client that reaches it through `fetch`. */
-function serve(options: { actions?: boolean; waitMs?: number } = {}) {
+function serve(options: { actions?: boolean; waitMs?: number; maxEventChars?: number | null } = {}) {
   const clock = new ManualClock(1_000);
   const server = new InMemoryTransport<{ text: string }>({ clock: clock.now, maxAttempts: 1 });
   const handler = inspectorHandler(server as never, options);
@@ -98,5 +98,32 @@ describe('inspectorHandler and httpTransport', () => {
     expect(() => inspectorHandler(new InMemoryTransport(), { waitMs: -1 })).toThrow(RangeError);
     expect(() => httpTransport(5 as unknown as string)).toThrow(/url/);
     expect(() => httpTransport(URL_, { headers: 'x' as never })).toThrow(/options\.headers/);
+  });
+});
+
+describe('inspectorHandler: large events', () => {
+  it('sends an event longer than maxEventChars as its length and start, in every read, leaving the queue whole', async () => {
+    const { server, client } = serve({ maxEventChars: 100 });
+    await deadLetter(server);
+    await server.publish('note-1', { text: 'x'.repeat(500) });
+    await server.publish('note-2', { text: 'short' });
+    const cut = { truncated: true, chars: 511, start: JSON.stringify({ text: 'x'.repeat(500) }).slice(0, 100) };
+    const snapshot = await client.inspect();
+    expect(snapshot.groups.find((g) => g.groupId === 'note-1')!.messages[0]!.event).toEqual(cut);
+    expect(snapshot.groups.find((g) => g.groupId === 'note-2')!.messages[0]!.event).toEqual({ text: 'short' });
+    expect((await client.inspectGroup('note-1')).group!.messages[0]!.event).toEqual(cut);
+    expect((await client.deadLetters())[0]!.event).toEqual({ text: 'x' });
+    expect((await server.inspect()).groups.find((g) => g.groupId === 'note-1')!.messages[0]!.event).toEqual({ text: 'x'.repeat(500) });
+  });
+
+  it('cuts at 4096 characters by default, sends everything whole with null, and refuses a bad limit', async () => {
+    const big = { text: 'y'.repeat(5_000) };
+    const cutByDefault = serve();
+    await cutByDefault.server.publish('g', big);
+    expect((await cutByDefault.client.inspect()).groups[0]!.messages[0]!.event).toMatchObject({ truncated: true, chars: 5_011 });
+    const whole = serve({ maxEventChars: null });
+    await whole.server.publish('g', big);
+    expect((await whole.client.inspect()).groups[0]!.messages[0]!.event).toEqual(big);
+    expect(() => inspectorHandler(whole.server as never, { maxEventChars: 0 })).toThrow(RangeError);
   });
 });

@@ -16,7 +16,7 @@ import { LeaseholdError } from '../errors.js';
 import { decodeValue } from '../remote/codec.js';
 import { type Answer, errorToWire } from '../remote/wire.js';
 import { isChangeNotifier, type Transport } from '../transport/contract.js';
-import { checkDuration, checkOptions } from '../validate.js';
+import { checkDuration, checkInteger, checkOptions } from '../validate.js';
 
 /** Options of {@link inspectorHandler}. */
 export interface InspectorHandlerOptions {
@@ -24,6 +24,22 @@ export interface InspectorHandlerOptions {
   actions?: boolean;
   /** How long a change poll is held open when nothing changes (ms, > 0). Default 25 000: under most proxies' idle timeouts. */
   waitMs?: number;
+  /**
+   * The most characters of an event's JSON a read sends (a positive integer, or null for every
+   * event whole). A longer event is sent as `{ truncated: true, chars, start }`: its length and
+   * its first `maxEventChars` characters, so a queue of large events stays readable each second.
+   * Default 4096.
+   */
+  maxEventChars?: number | null;
+}
+
+/** What a read sends in place of an event whose JSON is longer than `maxEventChars`. */
+export interface TruncatedEvent {
+  truncated: true;
+  /** The length of the event's JSON, in characters. */
+  chars: number;
+  /** Its first `maxEventChars` characters. */
+  start: string;
 }
 
 /** A fetch-style handler; `close()` ends its held polls and its change subscription. */
@@ -41,11 +57,32 @@ const ACTIONS = new Set(['redrive', 'discard']);
  */
 export function inspectorHandler(transport: Transport, options: InspectorHandlerOptions = {}): InspectorHandler {
   if (typeof transport !== 'object' || transport === null || typeof transport.inspect !== 'function') throw new TypeError('transport must be a leasehold Transport');
-  checkOptions('options', options, ['actions', 'waitMs']);
+  checkOptions('options', options, ['actions', 'waitMs', 'maxEventChars']);
   if (options.actions !== undefined && typeof options.actions !== 'boolean') throw new TypeError('options.actions must be a boolean');
   if (options.waitMs !== undefined) checkDuration('options.waitMs', options.waitMs, true);
   const actions = options.actions ?? false;
   const waitMs = options.waitMs ?? 25_000;
+  const maxEventChars = options.maxEventChars === undefined ? 4096 : options.maxEventChars;
+  if (maxEventChars !== null) checkInteger('options.maxEventChars', maxEventChars, 1, Number.MAX_SAFE_INTEGER);
+  const trimmed = (items: { event: unknown }[] | undefined) => {
+    if (maxEventChars === null || !items) return;
+    for (const item of items) {
+      const json = JSON.stringify(item.event) ?? '';
+      if (json.length > maxEventChars) item.event = { truncated: true, chars: json.length, start: json.slice(0, maxEventChars) } satisfies TruncatedEvent;
+    }
+  };
+  /** The answer of a read, its large events cut (the objects are the read's own copies or fresh ones). */
+  const shortened = (method: string, value: unknown): unknown => {
+    const read = value as { groups?: { messages: { event: unknown }[] }[]; group?: { messages: { event: unknown }[] } | null; deadLetters?: { event: unknown }[] };
+    if (method === 'inspect') {
+      for (const group of read.groups ?? []) trimmed(group.messages);
+      trimmed(read.deadLetters);
+    } else if (method === 'inspectGroup') {
+      trimmed(read.group?.messages);
+      trimmed(read.deadLetters);
+    } else if (method === 'deadLetters') trimmed(value as { event: unknown }[]);
+    return value;
+  };
 
   // Change notices, counted: a poll that names the count it saw waits for a higher one.
   let version = 0;
@@ -84,7 +121,7 @@ export function inspectorHandler(transport: Transport, options: InspectorHandler
       if (method === 'changes') answer = { ok: true, value: await changes(args[0]) };
       else if (typeof method === 'string' && (READS.has(method) || (actions && ACTIONS.has(method)))) {
         const call = (transport as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!;
-        answer = { ok: true, value: await call.apply(transport, args) };
+        answer = { ok: true, value: shortened(method, await call.apply(transport, args)) };
       } else {
         throw new LeaseholdError('ACCESS_DENIED', `the inspector handler does not serve ${JSON.stringify(method)}: it serves stats, inspect, inspectGroup and deadLetters${actions ? ', redrive and discard' : ' (redrive and discard with options.actions: true)'}`);
       }
