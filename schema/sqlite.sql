@@ -169,7 +169,7 @@ END;
 
 -- trigger lh_waited_gone
 CREATE TRIGGER lh_waited_gone AFTER DELETE ON lh_messages WHEN OLD.watched IS NOT NULL AND NOT EXISTS (SELECT 1 FROM lh_dead_letters WHERE queue_id = OLD.queue_id AND seq = OLD.seq) BEGIN
-  UPDATE OR FAIL lh_messages SET waits = nullif(waits - 1, 0) WHERE queue_id = OLD.queue_id AND (group_id, seq) IN (SELECT group_id, seq FROM lh_waits WHERE queue_id = OLD.queue_id AND on_seq = OLD.seq);
+  UPDATE OR FAIL lh_messages SET waits = CASE WHEN waits = 1 THEN NULL ELSE waits - 1 END WHERE queue_id = OLD.queue_id AND (group_id, seq) IN (SELECT group_id, seq FROM lh_waits WHERE queue_id = OLD.queue_id AND on_seq = OLD.seq);
   UPDATE OR FAIL lh_messages SET not_before = delay_until, delay_until = NULL WHERE queue_id = OLD.queue_id AND waits IS NULL AND not_before = 9007199254740990 AND (group_id, seq) IN (SELECT group_id, seq FROM lh_waits WHERE queue_id = OLD.queue_id AND on_seq = OLD.seq);
   UPDATE OR FAIL lh_groups SET locked_until = (SELECT not_before FROM lh_messages m WHERE m.queue_id = lh_groups.queue_id AND m.group_id = lh_groups.group_id ORDER BY seq LIMIT 1) WHERE queue_id = OLD.queue_id AND locked_until = 9007199254740990 AND group_id IN (SELECT group_id FROM lh_waits WHERE queue_id = OLD.queue_id AND on_seq = OLD.seq);
   DELETE FROM lh_waits WHERE queue_id = OLD.queue_id AND on_seq = OLD.seq;
@@ -177,7 +177,7 @@ END;
 
 -- trigger lh_dead_letter_gone
 CREATE TRIGGER lh_dead_letter_gone AFTER DELETE ON lh_dead_letters WHEN NOT EXISTS (SELECT 1 FROM lh_messages WHERE queue_id = OLD.queue_id AND group_id = OLD.group_id AND seq = OLD.seq) BEGIN
-  UPDATE OR FAIL lh_messages SET waits = nullif(waits - 1, 0) WHERE queue_id = OLD.queue_id AND (group_id, seq) IN (SELECT group_id, seq FROM lh_waits WHERE queue_id = OLD.queue_id AND on_seq = OLD.seq);
+  UPDATE OR FAIL lh_messages SET waits = CASE WHEN waits = 1 THEN NULL ELSE waits - 1 END WHERE queue_id = OLD.queue_id AND (group_id, seq) IN (SELECT group_id, seq FROM lh_waits WHERE queue_id = OLD.queue_id AND on_seq = OLD.seq);
   UPDATE OR FAIL lh_messages SET not_before = delay_until, delay_until = NULL WHERE queue_id = OLD.queue_id AND waits IS NULL AND not_before = 9007199254740990 AND (group_id, seq) IN (SELECT group_id, seq FROM lh_waits WHERE queue_id = OLD.queue_id AND on_seq = OLD.seq);
   UPDATE OR FAIL lh_groups SET locked_until = (SELECT not_before FROM lh_messages m WHERE m.queue_id = lh_groups.queue_id AND m.group_id = lh_groups.group_id ORDER BY seq LIMIT 1) WHERE queue_id = OLD.queue_id AND locked_until = 9007199254740990 AND group_id IN (SELECT group_id FROM lh_waits WHERE queue_id = OLD.queue_id AND on_seq = OLD.seq);
   DELETE FROM lh_waits WHERE queue_id = OLD.queue_id AND on_seq = OLD.seq;
@@ -190,10 +190,10 @@ END;
 
 -- trigger lh_seq_taken
 CREATE TRIGGER lh_seq_taken AFTER INSERT ON lh_messages BEGIN
-  UPDATE OR FAIL lh_counters SET last_seq = max(last_seq, NEW.seq), last_counter = max(last_counter, NEW.counter), queued = queued + 1 WHERE queue_id = NEW.queue_id;
+  UPDATE OR FAIL lh_counters SET last_seq = CASE WHEN NEW.seq > last_seq THEN NEW.seq ELSE last_seq END, last_counter = CASE WHEN NEW.counter IS NULL OR NEW.counter > last_counter THEN NEW.counter ELSE last_counter END, queued = queued + 1 WHERE queue_id = NEW.queue_id;
 END;
 
 -- trigger lh_claimed_group_gone
 CREATE TRIGGER lh_claimed_group_gone AFTER DELETE ON lh_groups WHEN OLD.claim_order > 0 BEGIN
-  UPDATE OR FAIL lh_counters SET claims = max(claims, OLD.claim_order) WHERE queue_id = OLD.queue_id;
+  UPDATE OR FAIL lh_counters SET claims = OLD.claim_order WHERE queue_id = OLD.queue_id AND claims < OLD.claim_order;
 END;

@@ -127,6 +127,24 @@ describe.each(drivers)('the SQLite schema as source: %s', (_name, driver) => {
     other.db.close();
   });
 
+  it('runs no SQL function in the triggers of a publish, an ack or a dropped group (no statement journal for them)', async () => {
+    // SQLite counts any function call as a possible ABORT and then gives a statement that
+    // writes several rows a statement journal (see src/sqlite/sql/triggers.ts).
+    const db = await driver.memory();
+    migrate(db);
+    const opcodes = (sql: string) => db.prepare(`EXPLAIN ${sql}`).all<{ opcode: string }>().map((row) => row.opcode);
+    for (const sql of [
+      "INSERT INTO lh_messages (queue_id, group_id, seq, event, counter) VALUES (1, 'g', 1, '1', 1)",
+      'DELETE FROM lh_messages WHERE queue_id = 1',
+      'DELETE FROM lh_groups WHERE queue_id = 1',
+      'DELETE FROM lh_dead_letters WHERE queue_id = 1',
+    ]) {
+      expect(opcodes(sql), sql).toContain('Program');
+      expect(opcodes(sql).filter((op) => op === 'Function' || op === 'PureFunc'), sql).toEqual([]);
+    }
+    db.close();
+  });
+
   it('fails the comparison on a drifted trigger, with a diff that names it and shows the changed line', async () => {
     const db = await driver.memory();
     migrate(db);
@@ -135,7 +153,7 @@ describe.each(drivers)('the SQLite schema as source: %s', (_name, driver) => {
     db.exec('CREATE TRIGGER lh_seq_taken AFTER INSERT ON lh_messages BEGIN UPDATE OR FAIL lh_counters SET last_seq = NEW.seq, queued = queued + 1 WHERE queue_id = NEW.queue_id; END');
     const diff = schemaDiff(checkedIn, dumpSqliteSchema(db));
     expect(diff).toMatch(/^differs: trigger lh_seq_taken$/m);
-    expect(diff).toMatch(/^ {2}- +UPDATE OR FAIL lh_counters SET last_seq = max\(last_seq, NEW\.seq\)/m);
+    expect(diff).toMatch(/^ {2}- +UPDATE OR FAIL lh_counters SET last_seq = CASE WHEN NEW\.seq > last_seq THEN NEW\.seq ELSE last_seq END/m);
     expect(diff).toMatch(/^ {2}\+ +UPDATE OR FAIL lh_counters SET last_seq = NEW\.seq, queued = queued \+ 1/m);
     db.exec('DROP INDEX lh_messages_by_counter');
     expect(schemaDiff(checkedIn, dumpSqliteSchema(db))).toMatch(/^missing: index lh_messages_by_counter$/m);

@@ -6,10 +6,14 @@
  * message, so no code path can forget to, and a claim or an ack costs one statement from
  * JavaScript instead of three (each crossing into wasm costs ~4 µs).
  *
- * Their UPDATEs are OR FAIL. A statement that fires a trigger writes two tables; while any of
- * its writes could ABORT on a constraint, SQLite opens a statement journal for it and copies
- * every page it touches there first, so that an ABORT can undo the statement alone. That copying
- * was ~3 µs of the ~12 µs an ack costs in sqlite-wasm. Nothing these UPDATEs write can violate a
+ * Their UPDATEs are OR FAIL, and they call no SQL function (CASE, not max() or nullif()). A
+ * statement that fires a trigger writes two tables; while anything in it could ABORT, SQLite
+ * opens a statement journal for it and copies every page it touches there first, so that an
+ * ABORT can undo the statement alone. A constraint under the default ABORT could, and so can any
+ * call of an SQL function (SQLite counts each one as a possible error), in the statement or in
+ * any trigger it fires, even one whose WHEN is false. That copying was ~3 µs of the ~12 µs an ack
+ * cost in sqlite-wasm; one max() in a trigger made a batch ack's DELETE cost 1.6× on a
+ * better-sqlite3 file (bench/probe-drain.ts). Nothing these UPDATEs write can violate a
  * constraint, and every failing call rolls back its whole transaction or savepoint anyway.
  *
  * Several triggers run on a DELETE from lh_messages; they touch different rows, and the order
@@ -25,7 +29,7 @@ import type { TriggerSource } from '../migrate.js';
  * else, and frees its group if it is the head (a blocked group's lock is BLOCKED).
  */
 const satisfyWaits = `
-    UPDATE OR FAIL lh_messages SET waits = nullif(waits - 1, 0)
+    UPDATE OR FAIL lh_messages SET waits = CASE WHEN waits = 1 THEN NULL ELSE waits - 1 END
       WHERE queue_id = OLD.queue_id AND (group_id, seq) IN (SELECT group_id, seq FROM lh_waits WHERE queue_id = OLD.queue_id AND on_seq = OLD.seq);
     UPDATE OR FAIL lh_messages SET not_before = delay_until, delay_until = NULL
       WHERE queue_id = OLD.queue_id AND waits IS NULL AND not_before = ${BLOCKED}
@@ -80,7 +84,8 @@ export const CORE_TRIGGERS: readonly TriggerSource[] = [
     // (max: a redrive to the head puts a message back under its own, older seq and counter).
     name: 'lh_seq_taken',
     sql: `CREATE TRIGGER lh_seq_taken AFTER INSERT ON lh_messages BEGIN
-    UPDATE OR FAIL lh_counters SET last_seq = max(last_seq, NEW.seq), last_counter = max(last_counter, NEW.counter), queued = queued + 1
+    UPDATE OR FAIL lh_counters SET last_seq = CASE WHEN NEW.seq > last_seq THEN NEW.seq ELSE last_seq END,
+      last_counter = CASE WHEN NEW.counter IS NULL OR NEW.counter > last_counter THEN NEW.counter ELSE last_counter END, queued = queued + 1
       WHERE queue_id = NEW.queue_id;
   END`,
   },
@@ -91,7 +96,7 @@ export const CORE_TRIGGERS: readonly TriggerSource[] = [
     // discarded), so the next claim still counts on from every claim before it.
     name: 'lh_claimed_group_gone',
     sql: `CREATE TRIGGER lh_claimed_group_gone AFTER DELETE ON lh_groups WHEN OLD.claim_order > 0 BEGIN
-    UPDATE OR FAIL lh_counters SET claims = max(claims, OLD.claim_order) WHERE queue_id = OLD.queue_id;
+    UPDATE OR FAIL lh_counters SET claims = OLD.claim_order WHERE queue_id = OLD.queue_id AND claims < OLD.claim_order;
   END`,
   },
 ];
