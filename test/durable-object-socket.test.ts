@@ -108,7 +108,7 @@ describe('calls over the WebSocket', () => {
   });
 
   it('send a call larger than a socket message over HTTP', async () => {
-    const client = connect('ws', freshObject('socket-large'), undefined);
+    const client = connect('ws', freshObject('socket-large'), undefined, { maxEventBytes: 2_000_000 });
     try {
       const big = 'x'.repeat(1_500_000);
       const seq = await client.transport.publish('g', { big });
